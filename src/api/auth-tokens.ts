@@ -1,0 +1,65 @@
+// /auth-tokens: create and revoke JWTs, rotate the signing key, publish the public key.
+import Router from '@koa/router';
+import { caller } from '../http/auth.js';
+import { readJson } from '../http/body.js';
+import { ApiError } from '../http/errors.js';
+import type { AppState } from '../http/state.js';
+import { parseInstant } from '../http/time.js';
+import type { Services } from '../services/index.js';
+import { assertSuperadmin } from '../services/permissions.js';
+
+interface CreateTokenBody {
+  expiry?: string | number;
+  username?: string;
+}
+
+export function authTokensRouter(s: Services): Router<AppState> {
+  const router = new Router<AppState>({ prefix: '/auth-tokens' });
+  const { defaultExpiryMinutes, maxExpiryDays } = s.config.jwt;
+
+  router.post('/create', async (ctx) => {
+    const auth = caller(ctx);
+    if (auth.method === 'token') throw ApiError.accessDenied('Access denied: a token cannot create tokens');
+    const body = s.validator.validate<CreateTokenBody>('auth-token-create', (await readJson(ctx, { optional: true })) ?? {});
+    const now = Date.now();
+    const expiry = body.expiry === undefined ? now + defaultExpiryMinutes * 60_000 : parseInstant(body.expiry);
+    if (expiry === undefined) throw ApiError.invalid('expiry', 'must be an ISO 8601 date with offset or epoch milliseconds');
+    if (expiry <= now) throw ApiError.invalid('expiry', 'must be in the future');
+    if (expiry > now + maxExpiryDays * 86_400_000) throw ApiError.invalid('expiry', `must be at most ${maxExpiryDays} days from now`);
+
+    let subject = auth.user;
+    if (body.username !== undefined && body.username !== auth.user.username) {
+      assertSuperadmin(auth.user);
+      const other = await s.users.findByUsername(body.username);
+      if (!other) throw ApiError.invalid('username', 'User not found');
+      subject = other;
+    }
+    ctx.status = 201;
+    ctx.body = { token: await s.tokens.create(subject.username, subject.tokenVersion, expiry), expiry: Math.floor(expiry / 1000) * 1000 };
+  });
+
+  router.post('/revoke', async (ctx) => {
+    await s.users.revokeTokens(caller(ctx).user);
+    ctx.status = 204;
+  });
+
+  router.post('/revoke/:username', async (ctx) => {
+    assertSuperadmin(caller(ctx).user);
+    const user = await s.users.findByUsername(ctx.params.username!);
+    if (!user) throw ApiError.notFound('User not found');
+    await s.users.revokeTokens(user);
+    ctx.status = 204;
+  });
+
+  router.post('/reset-keys', async (ctx) => {
+    assertSuperadmin(caller(ctx).user);
+    await s.tokens.resetKeys();
+    ctx.status = 204;
+  });
+
+  router.get('/public-key', (ctx) => {
+    ctx.body = s.tokens.publicJwk();
+  });
+
+  return router;
+}

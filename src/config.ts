@@ -1,0 +1,140 @@
+// Environment → one typed, validated config object. Every variable is listed in README.md.
+import { resolve } from 'node:path';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface TokenBucketConfig {
+  /** Tokens available at once. */
+  burst: number;
+  /** Tokens added per second. */
+  refillPerSecond: number;
+}
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  /** PostgreSQL server URL; undefined means embedded PGlite under dataDir. */
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
+  /** PostgreSQL schema to use (tests isolate themselves with one schema each). */
+  databaseSchema: string | undefined;
+  logLevel: LogLevel;
+  trustProxy: boolean;
+  session: { idleMinutes: number; maxDays: number; cookieSecure: boolean };
+  jwt: { defaultExpiryMinutes: number; maxExpiryDays: number };
+  basicAuthEnabled: boolean;
+  passwordMaxAgeDays: number;
+  adminPassword: string | undefined;
+  rateLimit: {
+    enabled: boolean;
+    anonymous: TokenBucketConfig;
+    loginPerIp: TokenBucketConfig;
+    loginPerUser: TokenBucketConfig;
+    user: TokenBucketConfig;
+  };
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^-?\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be an integer, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function positiveNumber(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`${name} must be a number greater than 0, got "${raw}"`);
+  return n;
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const v = raw.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(v)) return true;
+  if (['false', '0', 'no', 'off'].includes(v)) return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const v = raw.trim().toLowerCase() as T;
+  if (!allowed.includes(v)) throw new ConfigError(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`);
+  return v;
+}
+
+function postgresUrl(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL such as postgres://user@host:5432/db`);
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new ConfigError(`${name} must start with postgres:// or postgresql://, got "${url.protocol}"`);
+  }
+  return raw;
+}
+
+function schemaName(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw)) throw new ConfigError(`${name} must be a lower-case SQL identifier, got "${raw}"`);
+  return raw;
+}
+
+function bucket(env: Env, prefix: string, burst: number, perSecond: number): TokenBucketConfig {
+  return {
+    burst: integer(env, `${prefix}_BURST`, burst, 1, 1_000_000_000),
+    refillPerSecond: positiveNumber(env, `${prefix}_PER_SECOND`, perSecond),
+  };
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const adminPassword = env.ADMIN_PASSWORD === '' ? undefined : env.ADMIN_PASSWORD;
+  if (adminPassword !== undefined && adminPassword.length < 8) {
+    throw new ConfigError('ADMIN_PASSWORD must be at least 8 characters');
+  }
+  const dataDir = env.DATA_DIR?.trim() || './data';
+  return {
+    port: integer(env, 'PORT', 8080, 0, 65535),
+    host: env.HOST?.trim() || '0.0.0.0',
+    dataDir: resolve(dataDir),
+    databaseUrl: postgresUrl(env, 'DATABASE_URL'),
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
+    databaseSchema: schemaName(env, 'DATABASE_SCHEMA'),
+    logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    session: {
+      idleMinutes: integer(env, 'SESSION_IDLE_MINUTES', 24 * 60, 1, 525_600),
+      maxDays: integer(env, 'SESSION_MAX_DAYS', 7, 1, 3650),
+      cookieSecure: boolean(env, 'COOKIE_SECURE', false),
+    },
+    jwt: {
+      defaultExpiryMinutes: integer(env, 'JWT_DEFAULT_EXPIRY_MINUTES', 5, 1, 525_600),
+      maxExpiryDays: integer(env, 'JWT_MAX_EXPIRY_DAYS', 365, 1, 3650),
+    },
+    basicAuthEnabled: boolean(env, 'BASIC_AUTH_ENABLED', false),
+    passwordMaxAgeDays: integer(env, 'PASSWORD_MAX_AGE_DAYS', 0, 0, 36500),
+    adminPassword,
+    rateLimit: {
+      enabled: boolean(env, 'RATE_LIMIT_ENABLED', true),
+      anonymous: bucket(env, 'RATE_LIMIT_ANON', 40, 5),
+      loginPerIp: bucket(env, 'RATE_LIMIT_LOGIN_IP', 5, 1 / 60),
+      loginPerUser: bucket(env, 'RATE_LIMIT_LOGIN_USER', 5, 1 / 60),
+      user: bucket(env, 'RATE_LIMIT_USER', 1000, 500),
+    },
+  };
+}

@@ -1,0 +1,85 @@
+// Authentication middleware: resolves the caller from the Authorization header (Bearer JWT or
+// Basic) or the session cookie, and refuses anonymous callers outside the public paths.
+import type { Context, Next } from 'koa';
+import type { AuthService } from '../services/auth.js';
+import { ApiError } from './errors.js';
+import type { AppState } from './state.js';
+
+export const SESSION_COOKIE = 'DDS_SESSION';
+export const API_PREFIX = '/rest/latest';
+
+type Ctx = Context & { state: AppState };
+
+function parseBasic(value: string): { username: string; password: string } | undefined {
+  const decoded = Buffer.from(value, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon <= 0) return undefined;
+  return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+async function fromAuthorizationHeader(ctx: Ctx, auth: AuthService, header: string, basicEnabled: boolean): Promise<void> {
+  const space = header.indexOf(' ');
+  const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
+  const value = space < 0 ? '' : header.slice(space + 1).trim();
+  if (scheme === 'bearer') {
+    ctx.state.auth = { user: await auth.token(value), method: 'token' };
+  } else if (scheme === 'basic') {
+    if (!basicEnabled) throw ApiError.unauthenticated('Basic authentication is disabled');
+    const credentials = parseBasic(value);
+    if (!credentials) throw ApiError.unauthenticated('Malformed Basic credentials');
+    ctx.state.auth = { user: await auth.basic(ctx.ip, credentials.username, credentials.password), method: 'basic' };
+  } else {
+    throw ApiError.unauthenticated('Unsupported authorization scheme');
+  }
+}
+
+/**
+ * Sets ctx.state.auth for a valid caller. Refused credentials are kept in ctx.state.authError and
+ * reported where authentication is required (a stale cookie must not stop a new login); a rate
+ * limit hit while checking a Basic password is reported at once.
+ */
+export function identify(auth: AuthService, basicEnabled: boolean) {
+  return async function identifyCaller(ctx: Ctx, next: Next): Promise<void> {
+    const header = ctx.get('authorization');
+    try {
+      if (header !== '') {
+        await fromAuthorizationHeader(ctx, auth, header, basicEnabled);
+      } else {
+        const cookie = ctx.cookies.get(SESSION_COOKIE);
+        if (cookie) {
+          const session = await auth.session(cookie);
+          if (session) ctx.state.auth = { user: session.user, method: 'session', sessionIdHash: session.idHash };
+          else ctx.state.authError = ApiError.unauthenticated('Session expired or invalid');
+        }
+      }
+    } catch (err) {
+      if (!(err instanceof ApiError) || err.status === 429) throw err;
+      ctx.state.authError = err;
+    }
+    await next();
+  };
+}
+
+/** Paths that anonymous callers may use; everything else under the service needs a user. */
+export function isPublic(method: string, path: string): boolean {
+  if (!path.startsWith(API_PREFIX + '/') && path !== API_PREFIX && path !== '/metrics') return true;
+  const rest = path.slice(API_PREFIX.length);
+  return (
+    (method === 'POST' && (rest === '/login' || rest === '/logout')) ||
+    (method === 'GET' && (rest === '/auth-tokens/public-key' || rest === '/openapi.json'))
+  );
+}
+
+export async function requireAuthentication(ctx: Ctx, next: Next): Promise<void> {
+  if (!ctx.state.auth && !isPublic(ctx.method, ctx.path)) {
+    throw ctx.state.authError ?? ApiError.unauthenticated();
+  }
+  await next();
+}
+
+/** The authenticated caller, for routes behind requireAuthentication. */
+export function caller(ctx: Ctx) {
+  const auth = ctx.state.auth;
+  if (!auth) throw ApiError.unauthenticated();
+  return auth;
+}

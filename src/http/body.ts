@@ -1,0 +1,55 @@
+// Reading a JSON request body: content type, size limit and syntax, each with the contract's error.
+import getRawBody from 'raw-body';
+import type { Context } from 'koa';
+import { ApiError } from './errors.js';
+
+export const MiB = 1024 * 1024;
+export const DEFAULT_BODY_LIMIT = MiB;
+
+function tooLarge(limit: number): ApiError {
+  return new ApiError(413, 'BAD_REQUEST', `Request body too large (limit ${limit / MiB} MiB)`);
+}
+
+function hasBody(ctx: Context): boolean {
+  const length = ctx.get('content-length');
+  return ctx.get('transfer-encoding') !== '' || (length !== '' && length !== '0');
+}
+
+/**
+ * Parses the body as JSON. A body is required unless `optional`, in which case an absent body
+ * reads as undefined. Anything but application/json (any charset spelled utf-8) is refused.
+ */
+export async function readJson(ctx: Context, options: { limit?: number; optional?: boolean } = {}): Promise<unknown> {
+  const limit = options.limit ?? DEFAULT_BODY_LIMIT;
+  if (!hasBody(ctx)) {
+    if (options.optional) return undefined;
+    throw ApiError.badRequest('A JSON request body is required');
+  }
+  if (!ctx.is('application/json')) {
+    throw ApiError.badRequest('Unsupported content type: send Content-Type: application/json');
+  }
+  const charset = /charset\s*=\s*"?([\w-]+)/i.exec(ctx.get('content-type'))?.[1]?.toLowerCase();
+  if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw ApiError.badRequest(`Unsupported charset ${charset}: send UTF-8`);
+  }
+  const declared = Number(ctx.get('content-length') || NaN);
+  if (declared > limit) throw tooLarge(limit);
+  let text: string;
+  try {
+    text = await getRawBody(ctx.req, { limit, encoding: 'utf8', length: Number.isFinite(declared) ? declared : undefined });
+  } catch (err) {
+    const type = (err as { type?: unknown }).type;
+    if (type === 'entity.too.large') throw tooLarge(limit);
+    throw ApiError.badRequest('Could not read the request body');
+  }
+  if (text.trim() === '') {
+    if (options.optional) return undefined;
+    throw ApiError.badRequest('A JSON request body is required');
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    const detail = err instanceof SyntaxError ? `: ${err.message}` : '';
+    throw ApiError.badRequest(`Invalid JSON${detail}`);
+  }
+}

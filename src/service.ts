@@ -1,0 +1,73 @@
+// One running instance: stores opened, services built, HTTP server listening; stop() undoes it.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pino, { type Logger } from 'pino';
+import { createApp } from './app.js';
+import type { Config } from './config.js';
+import { createServices, type Services } from './services/index.js';
+import { openMetadataDb } from './store/metadata/open.js';
+
+export interface RunningService {
+  server: Server;
+  services: Services;
+  port: number;
+  url: string;
+  stop(): Promise<void>;
+}
+
+const SESSION_PURGE_INTERVAL_MS = 15 * 60_000;
+
+export async function startService(config: Config, log: Logger = pino({ level: config.logLevel })): Promise<RunningService> {
+  const db = await openMetadataDb(config);
+  let services: Services;
+  try {
+    services = await createServices(config, db);
+    const admin = await services.users.ensureDefaultAdmin(config.adminPassword ?? 'admin');
+    if (admin) {
+      log.warn(
+        config.adminPassword ? 'created user admin with ADMIN_PASSWORD' : 'created user admin with password "admin": change it now',
+      );
+    }
+  } catch (err) {
+    await db.close().catch(() => undefined);
+    throw err;
+  }
+
+  const app = createApp(services, log);
+  const server = createServer(app.callback());
+  server.headersTimeout = 30_000;
+  server.requestTimeout = 120_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+
+  const purge = setInterval(() => {
+    services.sessions.purgeExpired().catch((err: unknown) => log.warn({ err }, 'session purge failed'));
+  }, SESSION_PURGE_INTERVAL_MS);
+  purge.unref();
+
+  let stopping: Promise<void> | undefined;
+  return {
+    server,
+    services,
+    port,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    stop() {
+      stopping ??= (async () => {
+        clearInterval(purge);
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await db.close();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,99 @@
+// Who is calling: password checks (login and Basic), session and token resolution, and the rules
+// every method shares (a disabled user is refused, an expired password must be changed).
+import { createHmac, randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { Config } from '../config.js';
+import { ApiError } from '../http/errors.js';
+import type { RateLimiter } from '../http/rate-limit.js';
+import type { UserRecord } from '../store/metadata/users.js';
+import { decoyPasswordHash, verifyPassword } from './passwords.js';
+import type { SessionService } from './sessions.js';
+import type { TokenService } from './tokens.js';
+import type { UserService } from './users.js';
+
+const DAY_MS = 86_400_000;
+
+export const userDisabled = () => new ApiError(401, 'ACCOUNT_DISABLED', 'User is disabled');
+const badCredentials = () => new ApiError(401, 'BAD_CREDENTIALS', 'Bad username or password');
+const passwordExpired = () => new ApiError(401, 'CREDENTIALS_EXPIRED', 'Password expired: log in with newPassword to change it');
+
+// Basic authentication sends the password on every request; argon2 on each would cost ~50 ms of CPU.
+// A verified (username, password) pair is remembered briefly, keyed by an HMAC with a per-process
+// secret, and honoured only while the stored hash is unchanged.
+const BASIC_CACHE_TTL_MS = 60_000;
+
+export class AuthService {
+  private readonly basicSecret = randomBytes(32);
+  private readonly basicVerified = new LRUCache<string, string>({ max: 10_000, ttl: BASIC_CACHE_TTL_MS });
+
+  constructor(
+    private readonly config: Pick<Config, 'passwordMaxAgeDays'>,
+    private readonly users: UserService,
+    private readonly sessions: SessionService,
+    private readonly tokens: TokenService,
+    private readonly rateLimiter: RateLimiter,
+  ) {}
+
+  /**
+   * Checks a username and password as a login does: rate limits first, then the password (against a
+   * decoy hash for unknown users, so timing does not reveal them), then the account state.
+   */
+  async checkPassword(ip: string, username: string, password: string, newPassword?: string): Promise<UserRecord> {
+    this.rateLimiter.assertLoginAllowed(ip, username);
+    const user = await this.users.findByUsername(username);
+    const ok = await verifyPassword(user?.passwordHash ?? (await decoyPasswordHash()), password);
+    if (!user || !ok) {
+      this.rateLimiter.recordLoginFailure(ip, username);
+      throw badCredentials();
+    }
+    if (user.disabled) throw userDisabled();
+    if (this.isPasswordExpired(user)) {
+      if (newPassword === undefined) throw passwordExpired();
+      return this.users.replaceExpiredPassword(user, newPassword);
+    }
+    return user;
+  }
+
+  async basic(ip: string, username: string, password: string): Promise<UserRecord> {
+    const key = createHmac('sha256', this.basicSecret).update(username).update('\u0000').update(password).digest('base64');
+    const cachedHash = this.basicVerified.get(key);
+    if (cachedHash !== undefined) {
+      const user = await this.users.findByUsername(username);
+      if (user && user.passwordHash === cachedHash) return this.assertUsable(user);
+      this.basicVerified.delete(key);
+    }
+    const user = await this.checkPassword(ip, username, password);
+    this.basicVerified.set(key, user.passwordHash);
+    return user;
+  }
+
+  async session(cookieValue: string): Promise<{ user: UserRecord; idHash: string } | undefined> {
+    const session = await this.sessions.resolve(cookieValue);
+    if (!session) return undefined;
+    const user = await this.users.findById(session.userId);
+    if (!user) return undefined;
+    return { user: this.assertUsable(user), idHash: session.idHash };
+  }
+
+  async token(token: string): Promise<UserRecord> {
+    const claims = await this.tokens.verify(token);
+    const user = await this.users.findByUsername(claims.username);
+    if (!user || user.tokenVersion !== claims.version) throw ApiError.unauthenticated('Token revoked');
+    return this.assertUsable(user, false);
+  }
+
+  private isPasswordExpired(user: UserRecord): boolean {
+    const maxAge = this.config.passwordMaxAgeDays;
+    return maxAge > 0 && Date.now() - user.lastPasswordChange.getTime() > maxAge * DAY_MS;
+  }
+
+  /**
+   * A disabled user is refused by every method. An expired password ends sessions and Basic access
+   * too; tokens, made for unattended clients, live out their own expiry.
+   */
+  private assertUsable(user: UserRecord, checkPasswordAge = true): UserRecord {
+    if (user.disabled) throw userDisabled();
+    if (checkPasswordAge && this.isPasswordExpired(user)) throw passwordExpired();
+    return user;
+  }
+}

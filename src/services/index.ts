@@ -1,0 +1,41 @@
+// The services one running instance is made of, built once and handed to the routers.
+import type { Config } from '../config.js';
+import { RateLimiter } from '../http/rate-limit.js';
+import { Validator } from '../http/validation.js';
+import type { MetadataDb } from '../store/metadata/db.js';
+import { SessionsRepository } from '../store/metadata/sessions.js';
+import { SettingsRepository } from '../store/metadata/settings.js';
+import { UsersRepository } from '../store/metadata/users.js';
+import { AuthService } from './auth.js';
+import { SessionService } from './sessions.js';
+import { TokenService } from './tokens.js';
+import { UserService } from './users.js';
+
+export interface Services {
+  config: Config;
+  db: MetadataDb;
+  validator: Validator;
+  rateLimiter: RateLimiter;
+  users: UserService;
+  sessions: SessionService;
+  tokens: TokenService;
+  auth: AuthService;
+}
+
+export async function createServices(config: Config, db: MetadataDb): Promise<Services> {
+  const validator = new Validator();
+  const rateLimiter = new RateLimiter(config.rateLimit);
+  const users = new UserService(new UsersRepository(db), validator);
+  const sessions = new SessionService(new SessionsRepository(db), config.session);
+  const tokens = new TokenService(new SettingsRepository(db));
+  await tokens.init();
+  const auth = new AuthService(config, users, sessions, tokens, rateLimiter);
+  // A new password or new permissions end the user's other sessions and revoke its tokens.
+  users.onCredentialsChanged({
+    async credentialsChanged(user, keepSessionIdHash) {
+      await sessions.endForUser(user.id, keepSessionIdHash);
+      await users.revokeTokens(user);
+    },
+  });
+  return { config, db, validator, rateLimiter, users, sessions, tokens, auth };
+}

@@ -1,0 +1,73 @@
+// Server-side sessions: random cookie values, stored hashed, with idle and absolute time-outs.
+import { createHash, randomBytes } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import type { Config } from '../config.js';
+import type { SessionRecord, SessionsRepository } from '../store/metadata/sessions.js';
+
+export function hashSessionId(id: string): string {
+  return createHash('sha256').update(id).digest('base64url');
+}
+
+export interface ResolvedSession {
+  userId: number;
+  idHash: string;
+}
+
+// Refreshing last_seen at most once a minute keeps writes off the request path.
+const TOUCH_INTERVAL_MS = 60_000;
+// Bounds how long another instance may honour a session deleted elsewhere.
+const CACHE_TTL_MS = 2_000;
+
+export class SessionService {
+  private readonly cache = new LRUCache<string, SessionRecord>({ max: 50_000, ttl: CACHE_TTL_MS });
+  private readonly idleMs: number;
+  private readonly maxMs: number;
+
+  constructor(
+    private readonly repo: SessionsRepository,
+    config: Config['session'],
+    private readonly now: () => number = Date.now,
+  ) {
+    this.idleMs = config.idleMinutes * 60_000;
+    this.maxMs = config.maxDays * 86_400_000;
+  }
+
+  /** Starts a session; returns the cookie value (only its hash is stored). */
+  async create(userId: number): Promise<string> {
+    const id = randomBytes(32).toString('base64url');
+    await this.repo.insert(hashSessionId(id), userId, new Date(this.now()));
+    return id;
+  }
+
+  async resolve(cookieValue: string): Promise<ResolvedSession | undefined> {
+    if (!/^[\w-]{20,100}$/.test(cookieValue)) return undefined;
+    const idHash = hashSessionId(cookieValue);
+    const session = this.cache.get(idHash) ?? (await this.repo.find(idHash));
+    if (!session) return undefined;
+    const now = this.now();
+    if (now - session.lastSeen.getTime() > this.idleMs || now - session.created.getTime() > this.maxMs) {
+      await this.endByHash(idHash);
+      return undefined;
+    }
+    if (now - session.lastSeen.getTime() > TOUCH_INTERVAL_MS) {
+      session.lastSeen = new Date(now);
+      await this.repo.touch(idHash, session.lastSeen);
+    }
+    this.cache.set(idHash, session);
+    return { userId: session.userId, idHash };
+  }
+
+  async endByHash(idHash: string): Promise<void> {
+    this.cache.delete(idHash);
+    await this.repo.delete(idHash);
+  }
+
+  async endForUser(userId: number, exceptIdHash?: string): Promise<void> {
+    for (const idHash of await this.repo.deleteForUser(userId, exceptIdHash)) this.cache.delete(idHash);
+  }
+
+  async purgeExpired(): Promise<number> {
+    const now = this.now();
+    return this.repo.deleteExpired(new Date(now - this.idleMs), new Date(now - this.maxMs));
+  }
+}

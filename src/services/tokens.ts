@@ -1,0 +1,110 @@
+// JWT bearer tokens: ES512 signatures with a key pair kept in the metadata store, revocation by
+// a per-user token version (claim v) and by replacing the key pair.
+import { randomUUID } from 'node:crypto';
+import { errors, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { ApiError } from '../http/errors.js';
+import type { SettingsRepository } from '../store/metadata/settings.js';
+
+const ALG = 'ES512';
+const KEY_SETTING = 'jwt.signingKey';
+// When a token names a key we do not hold, another instance may have reset the keys; look again
+// at most this often so forged kids cannot hammer the store.
+const RELOAD_INTERVAL_MS = 5_000;
+
+interface StoredKey {
+  kid: string;
+  privateJwk: JWK;
+  publicJwk: JWK;
+}
+
+interface LoadedKey {
+  kid: string;
+  privateKey: CryptoKey;
+  publicKey: CryptoKey;
+  publicJwk: JWK;
+}
+
+export interface VerifiedToken {
+  username: string;
+  version: number;
+  expiry: number;
+}
+
+async function newStoredKey(): Promise<StoredKey> {
+  const { privateKey, publicKey } = await generateKeyPair(ALG, { extractable: true });
+  const kid = randomUUID();
+  return { kid, privateJwk: await exportJWK(privateKey), publicJwk: { ...(await exportJWK(publicKey)), kid, alg: ALG, use: 'sig' } };
+}
+
+async function load(stored: StoredKey): Promise<LoadedKey> {
+  return {
+    kid: stored.kid,
+    privateKey: (await importJWK(stored.privateJwk, ALG)) as CryptoKey,
+    publicKey: (await importJWK(stored.publicJwk, ALG)) as CryptoKey,
+    publicJwk: stored.publicJwk,
+  };
+}
+
+const invalidToken = () => ApiError.unauthenticated('Invalid token');
+
+export class TokenService {
+  private key!: LoadedKey;
+  private lastReload = 0;
+
+  constructor(private readonly settings: SettingsRepository) {}
+
+  async init(): Promise<void> {
+    const stored = await this.settings.putIfAbsent(KEY_SETTING, await newStoredKey());
+    this.key = await load(stored);
+  }
+
+  publicJwk(): JWK {
+    return this.key.publicJwk;
+  }
+
+  async create(username: string, version: number, expiry: number): Promise<string> {
+    return new SignJWT({ typ: 'auth', v: version })
+      .setProtectedHeader({ alg: ALG, kid: this.key.kid })
+      .setSubject(username)
+      .setIssuedAt()
+      .setExpirationTime(Math.floor(expiry / 1000))
+      .sign(this.key.privateKey);
+  }
+
+  /** Checks signature, expiry and claims; the caller checks v against the user's token version. */
+  async verify(token: string): Promise<VerifiedToken> {
+    try {
+      const { payload, protectedHeader } = await jwtVerify(token, async (header) => this.publicKeyFor(header.kid), {
+        algorithms: [ALG],
+      });
+      if (protectedHeader.kid === undefined) throw invalidToken();
+      if (payload.typ !== 'auth' || typeof payload.sub !== 'string' || typeof payload.v !== 'number' || typeof payload.exp !== 'number') {
+        throw invalidToken();
+      }
+      return { username: payload.sub, version: payload.v, expiry: payload.exp * 1000 };
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      if (err instanceof errors.JWTExpired) throw ApiError.unauthenticated('Token expired');
+      throw invalidToken();
+    }
+  }
+
+  /** Replaces the signing key: every token issued so far stops working. */
+  async resetKeys(): Promise<void> {
+    const stored = await newStoredKey();
+    await this.settings.put(KEY_SETTING, stored);
+    this.key = await load(stored);
+  }
+
+  private async publicKeyFor(kid: string | undefined): Promise<CryptoKey> {
+    if (kid === this.key.kid) return this.key.publicKey;
+    const now = Date.now();
+    if (now - this.lastReload > RELOAD_INTERVAL_MS) {
+      this.lastReload = now;
+      const stored = await this.settings.get<StoredKey>(KEY_SETTING);
+      if (stored && stored.kid !== this.key.kid) this.key = await load(stored);
+      if (kid === this.key.kid) return this.key.publicKey;
+    }
+    throw invalidToken();
+  }
+}

@@ -1,0 +1,250 @@
+// Users: the rules of who may create, see and change whom, and the cache that keeps
+// authentication off the metadata store on most requests.
+import { LRUCache } from 'lru-cache';
+import { ApiError, validationMessage } from '../http/errors.js';
+import type { Validator } from '../http/validation.js';
+import { PgErrorCode, pgErrorCode } from '../store/metadata/db.js';
+import type { UserChanges, UserRecord, UsersRepository } from '../store/metadata/users.js';
+import { hashPassword, verifyPassword } from './passwords.js';
+import { assertSuperadmin, isSuperadmin, normaliseRoles, SUPERADMIN, type Principal } from './permissions.js';
+
+/** The user as the API shows it: never the password hash or token version. */
+export interface UserView {
+  id: number;
+  username: string;
+  email: string;
+  name: string;
+  permissions: string[];
+  disabled: boolean;
+  locale: string;
+  timezone: string;
+  created: number;
+  lastLogin: number | null;
+  lastPasswordChange: number;
+}
+
+export function userView(u: UserRecord): UserView {
+  return {
+    id: u.id,
+    username: u.username,
+    email: u.email,
+    name: u.name,
+    permissions: u.permissions,
+    disabled: u.disabled,
+    locale: u.locale,
+    timezone: u.timezone,
+    created: u.created.getTime(),
+    lastLogin: u.lastLogin ? u.lastLogin.getTime() : null,
+    lastPasswordChange: u.lastPasswordChange.getTime(),
+  };
+}
+
+/** Request body of POST /users and PUT /users/<username> after schema validation. */
+export interface UserInput {
+  username: string;
+  email?: string;
+  name?: string;
+  permissions?: string[];
+  disabled?: boolean;
+  locale?: string;
+  timezone?: string;
+  password?: string;
+  currentPassword?: string;
+}
+
+/** Fields a user may change on itself; everything else needs superadmin. */
+const SELF_SERVICE_FIELDS = ['email', 'name', 'locale', 'timezone', 'password'] as const;
+
+/** Something that must forget a user's credentials when they change (sessions, token versions). */
+export interface CredentialListener {
+  /** The user's permissions or password changed: end its other sessions and tokens. */
+  credentialsChanged(user: UserRecord, keepSessionIdHash?: string): Promise<void>;
+}
+
+export interface Actor extends Principal {
+  id: number;
+  sessionIdHash?: string;
+}
+
+// A short TTL bounds how long another service instance can act on a stale user; this instance
+// invalidates its own entries on every change, so here a change takes effect at once.
+const CACHE_TTL_MS = 2_000;
+
+export class UserService {
+  private readonly byId = new LRUCache<number, UserRecord>({ max: 10_000, ttl: CACHE_TTL_MS });
+  private readonly idByUsername = new LRUCache<string, number>({ max: 10_000, ttl: CACHE_TTL_MS });
+  private readonly listeners: CredentialListener[] = [];
+
+  constructor(
+    private readonly repo: UsersRepository,
+    private readonly validator: Validator,
+  ) {}
+
+  onCredentialsChanged(listener: CredentialListener): void {
+    this.listeners.push(listener);
+  }
+
+  /** Creates the default admin when the store holds no user at all. */
+  async ensureDefaultAdmin(password: string): Promise<UserRecord | undefined> {
+    if ((await this.repo.count()) > 0) return undefined;
+    return this.repo.insert({
+      username: 'admin',
+      email: '',
+      name: 'Administrator',
+      passwordHash: await hashPassword(password),
+      permissions: [SUPERADMIN],
+      disabled: false,
+      locale: '',
+      timezone: '',
+    });
+  }
+
+  async findById(id: number): Promise<UserRecord | undefined> {
+    const cached = this.byId.get(id);
+    if (cached) return cached;
+    const user = await this.repo.findById(id);
+    if (user) this.remember(user);
+    return user;
+  }
+
+  async findByUsername(username: string): Promise<UserRecord | undefined> {
+    const id = this.idByUsername.get(username);
+    const cached = id === undefined ? undefined : this.byId.get(id);
+    if (cached) return cached;
+    const user = await this.repo.findByUsername(username);
+    if (user) this.remember(user);
+    return user;
+  }
+
+  async recordLogin(user: UserRecord): Promise<void> {
+    await this.repo.recordLogin(user.id);
+    this.forget(user);
+  }
+
+  /** Non-admins see only themselves. */
+  async list(actor: Actor): Promise<UserRecord[]> {
+    if (isSuperadmin(actor)) return this.repo.list();
+    const self = await this.findById(actor.id);
+    return self ? [self] : [];
+  }
+
+  async get(actor: Actor, username: string): Promise<UserRecord> {
+    if (!isSuperadmin(actor) && actor.username !== username) throw ApiError.accessDenied();
+    const user = await this.findByUsername(username);
+    if (!user) throw ApiError.notFound('User not found');
+    return user;
+  }
+
+  async create(actor: Actor, body: unknown): Promise<UserRecord> {
+    assertSuperadmin(actor);
+    const input = this.validator.validate<UserInput>('user', body);
+    if (input.password === undefined) throw ApiError.invalid('password', 'is required');
+    try {
+      return await this.repo.insert({
+        username: input.username,
+        email: input.email ?? '',
+        name: input.name ?? '',
+        passwordHash: await hashPassword(input.password),
+        permissions: normaliseRoles(input.permissions ?? []),
+        disabled: input.disabled ?? false,
+        locale: input.locale ?? '',
+        timezone: input.timezone ?? '',
+      });
+    } catch (err) {
+      throw translateUniqueViolation(err);
+    }
+  }
+
+  async update(actor: Actor, username: string, body: unknown): Promise<UserRecord> {
+    const input = this.validator.validate<UserInput>('user', body);
+    const existing = await this.repo.findByUsername(username);
+    const self = existing !== undefined && existing.id === actor.id;
+    if (!isSuperadmin(actor) && !self) throw ApiError.accessDenied();
+    if (!existing) throw ApiError.notFound('User not found');
+
+    const changes = await this.changesFrom(existing, input);
+    if (self) await this.checkSelfService(actor, existing, input, changes);
+
+    const updated = await this.repo.update(existing.id, changes).catch((err: unknown) => {
+      throw translateUniqueViolation(err);
+    });
+    if (!updated) throw ApiError.notFound('User not found');
+    this.forget(existing);
+    if (changes.passwordHash !== undefined || changes.permissions !== undefined) {
+      const keep = self ? actor.sessionIdHash : undefined;
+      for (const l of this.listeners) await l.credentialsChanged(updated, keep);
+    }
+    return updated;
+  }
+
+  async delete(actor: Actor, username: string): Promise<UserRecord> {
+    assertSuperadmin(actor);
+    const existing = await this.repo.findByUsername(username);
+    if (!existing) throw ApiError.notFound('User not found');
+    if (existing.id === actor.id) throw ApiError.accessDenied('Access denied: you cannot delete your own account');
+    await this.repo.delete(existing.id);
+    this.forget(existing);
+    return existing;
+  }
+
+  /** Revokes every JWT of the user by bumping its token version. */
+  async revokeTokens(user: UserRecord): Promise<void> {
+    await this.repo.incrementTokenVersion(user.id);
+    this.forget(user);
+  }
+
+  /** Sets a new password for a user whose password expired, after the caller proved the old one. */
+  async replaceExpiredPassword(user: UserRecord, newPassword: string): Promise<UserRecord> {
+    this.validator.validate('user', { username: user.username, password: newPassword });
+    const updated = await this.repo.update(user.id, { passwordHash: await hashPassword(newPassword) });
+    this.forget(user);
+    if (!updated) throw ApiError.notFound('User not found');
+    for (const l of this.listeners) await l.credentialsChanged(updated);
+    return updated;
+  }
+
+  /** Fields present in the body that differ from the stored user. PUT keeps an omitted password. */
+  private async changesFrom(existing: UserRecord, input: UserInput): Promise<UserChanges> {
+    const changes: UserChanges = {};
+    if (input.username !== existing.username) changes.username = input.username;
+    for (const key of ['email', 'name', 'locale', 'timezone', 'disabled'] as const) {
+      if (input[key] !== undefined && input[key] !== existing[key]) (changes as Record<string, unknown>)[key] = input[key];
+    }
+    if (input.permissions !== undefined) {
+      const roles = normaliseRoles(input.permissions);
+      if (!sameRoles(roles, existing.permissions)) changes.permissions = roles;
+    }
+    if (input.password !== undefined) changes.passwordHash = await hashPassword(input.password);
+    return changes;
+  }
+
+  private async checkSelfService(actor: Actor, existing: UserRecord, input: UserInput, changes: UserChanges): Promise<void> {
+    const allowed = new Set<string>([...SELF_SERVICE_FIELDS, 'passwordHash']);
+    const forbidden = Object.keys(changes).filter((k) => !allowed.has(k));
+    // A superadmin may change its own username, not its own permissions or disabled flag.
+    const selfGuarded = isSuperadmin(actor) ? forbidden.filter((k) => k === 'permissions' || k === 'disabled') : forbidden;
+    if (selfGuarded.length > 0) throw ApiError.accessDenied(`Access denied: you cannot change your own ${selfGuarded.join(', ')}`);
+    if (changes.passwordHash !== undefined) {
+      const ok = input.currentPassword !== undefined && (await verifyPassword(existing.passwordHash, input.currentPassword));
+      if (!ok) throw new ApiError(400, 'PASSWORD_CHANGE_FAILED', 'Current password is missing or wrong', [validationMessage('currentPassword', 'is wrong')]);
+    }
+  }
+
+  private remember(user: UserRecord): void {
+    this.byId.set(user.id, user);
+    this.idByUsername.set(user.username, user.id);
+  }
+
+  private forget(user: UserRecord): void {
+    this.byId.delete(user.id);
+    this.idByUsername.delete(user.username);
+  }
+}
+
+function sameRoles(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
+}
+
+function translateUniqueViolation(err: unknown): unknown {
+  return pgErrorCode(err) === PgErrorCode.UNIQUE_VIOLATION ? ApiError.conflict('Username is already in use') : err;
+}

@@ -1,0 +1,140 @@
+// Users repository: the only place that knows the users table.
+import type { Queryable } from './db.js';
+
+export interface UserRecord {
+  id: number;
+  username: string;
+  email: string;
+  name: string;
+  passwordHash: string;
+  permissions: string[];
+  disabled: boolean;
+  locale: string;
+  timezone: string;
+  created: Date;
+  lastLogin: Date | null;
+  lastPasswordChange: Date;
+  tokenVersion: number;
+}
+
+export type NewUser = Pick<UserRecord, 'username' | 'email' | 'name' | 'passwordHash' | 'permissions' | 'disabled' | 'locale' | 'timezone'>;
+export type UserChanges = Partial<NewUser>;
+
+interface UserRow {
+  [key: string]: unknown;
+  id: number;
+  username: string;
+  email: string;
+  name: string;
+  password_hash: string;
+  permissions: string[];
+  disabled: boolean;
+  locale: string;
+  timezone: string;
+  created: Date;
+  last_login: Date | null;
+  last_password_change: Date;
+  token_version: number;
+}
+
+const columns =
+  'id, username, email, name, password_hash, permissions, disabled, locale, timezone, created, last_login, last_password_change, token_version';
+
+function fromRow(r: UserRow): UserRecord {
+  return {
+    id: r.id,
+    username: r.username,
+    email: r.email,
+    name: r.name,
+    passwordHash: r.password_hash,
+    permissions: r.permissions,
+    disabled: r.disabled,
+    locale: r.locale,
+    timezone: r.timezone,
+    created: r.created,
+    lastLogin: r.last_login,
+    lastPasswordChange: r.last_password_change,
+    tokenVersion: r.token_version,
+  };
+}
+
+const changeColumns: Record<keyof UserChanges, string> = {
+  username: 'username',
+  email: 'email',
+  name: 'name',
+  passwordHash: 'password_hash',
+  permissions: 'permissions',
+  disabled: 'disabled',
+  locale: 'locale',
+  timezone: 'timezone',
+};
+
+export class UsersRepository {
+  constructor(private readonly db: Queryable) {}
+
+  async findById(id: number): Promise<UserRecord | undefined> {
+    const rows = await this.db.query<UserRow>(`select ${columns} from users where id = $1`, [id]);
+    return rows[0] && fromRow(rows[0]);
+  }
+
+  async findByUsername(username: string): Promise<UserRecord | undefined> {
+    const rows = await this.db.query<UserRow>(`select ${columns} from users where username = $1`, [username]);
+    return rows[0] && fromRow(rows[0]);
+  }
+
+  async list(): Promise<UserRecord[]> {
+    const rows = await this.db.query<UserRow>(`select ${columns} from users order by username`);
+    return rows.map(fromRow);
+  }
+
+  async count(): Promise<number> {
+    const rows = await this.db.query<{ n: number }>('select count(*)::int as n from users');
+    return rows[0]?.n ?? 0;
+  }
+
+  async insert(user: NewUser): Promise<UserRecord> {
+    const rows = await this.db.query<UserRow>(
+      `insert into users (username, email, name, password_hash, permissions, disabled, locale, timezone)
+       values ($1, $2, $3, $4, $5, $6, $7, $8) returning ${columns}`,
+      [user.username, user.email, user.name, user.passwordHash, user.permissions, user.disabled, user.locale, user.timezone],
+    );
+    return fromRow(rows[0]!);
+  }
+
+  /** Applies the given changes; a new password hash also stamps last_password_change. */
+  async update(id: number, changes: UserChanges): Promise<UserRecord | undefined> {
+    const sets: string[] = [];
+    const values: unknown[] = [];
+    for (const [key, column] of Object.entries(changeColumns) as [keyof UserChanges, string][]) {
+      if (changes[key] === undefined) continue;
+      values.push(changes[key]);
+      sets.push(`${column} = $${values.length}`);
+    }
+    if (changes.passwordHash !== undefined) sets.push('last_password_change = now()');
+    if (sets.length === 0) return this.findById(id);
+    values.push(id);
+    const rows = await this.db.query<UserRow>(
+      `update users set ${sets.join(', ')} where id = $${values.length} returning ${columns}`,
+      values,
+    );
+    return rows[0] && fromRow(rows[0]);
+  }
+
+  async recordLogin(id: number): Promise<void> {
+    await this.db.query('update users set last_login = now() where id = $1', [id]);
+  }
+
+  /** Revokes every token of the user; returns the new version. */
+  async incrementTokenVersion(id: number): Promise<number | undefined> {
+    const rows = await this.db.query<{ token_version: number }>(
+      'update users set token_version = token_version + 1 where id = $1 returning token_version',
+      [id],
+    );
+    return rows[0]?.token_version;
+  }
+
+  async delete(id: number): Promise<boolean> {
+    const rows = await this.db.query('delete from users where id = $1 returning id', [id]);
+    return rows.length > 0;
+  }
+}
