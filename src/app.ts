@@ -3,6 +3,9 @@ import Router from '@koa/router';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import { authTokensRouter } from './api/auth-tokens.js';
+import { dataPointsRouter } from './api/data-points.js';
+import { dataSourcesRouter } from './api/data-sources.js';
+import { eventDetectorsRouter } from './api/event-detectors.js';
 import { healthRouter } from './api/health.js';
 import { loginRouter } from './api/login.js';
 import { usersRouter } from './api/users.js';
@@ -25,7 +28,8 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
   app.use(csrfMiddleware); // double-submit check for session-authenticated writes
 
   const api = new Router<AppState>({ prefix: API_PREFIX });
-  for (const router of [loginRouter(s), usersRouter(s), authTokensRouter(s)]) {
+  const resources = [loginRouter(s), usersRouter(s), authTokensRouter(s), dataSourcesRouter(s), dataPointsRouter(s), eventDetectorsRouter(s)];
+  for (const router of resources) {
     api.use(router.routes());
   }
   const root = healthRouter(s);

@@ -35,7 +35,7 @@ export function authTokensRouter(s: Services): Router<AppState> {
       subject = other;
     }
     ctx.status = 201;
-    ctx.body = { token: await s.tokens.create(subject.username, subject.tokenVersion, expiry), expiry: Math.floor(expiry / 1000) * 1000 };
+    ctx.body = { token: await s.tokens.create(subject.username, subject.id, subject.tokenVersion, expiry), expiry: Math.floor(expiry / 1000) * 1000 };
   });
 
   router.post('/revoke', async (ctx) => {

@@ -2,6 +2,7 @@
 import Router from '@koa/router';
 import { caller } from '../http/auth.js';
 import { readJson } from '../http/body.js';
+import { sendList } from '../http/list.js';
 import type { AppContext, AppState } from '../http/state.js';
 import type { Services } from '../services/index.js';
 import { userView, type Actor } from '../services/users.js';
@@ -15,8 +16,8 @@ export function usersRouter(s: Services): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/users' });
 
   router.get('/', async (ctx) => {
-    const users = await s.users.list(actor(ctx));
-    ctx.body = { items: users.map(userView), total: users.length };
+    const { total, batches } = await s.users.list(actor(ctx), ctx.querystring);
+    sendList(ctx, total, batches, userView);
   });
 
   router.get('/current', (ctx) => {

@@ -61,7 +61,9 @@ export function identify(auth: AuthService, basicEnabled: boolean) {
 }
 
 /** Paths that anonymous callers may use; everything else under the service needs a user. */
-export function isPublic(method: string, path: string): boolean {
+export function isPublic(method: string, rawPath: string): boolean {
+  // The router matches paths case-insensitively, so this check must too.
+  const path = rawPath.toLowerCase();
   if (!path.startsWith(API_PREFIX + '/') && path !== API_PREFIX && path !== '/metrics') return true;
   const rest = path.slice(API_PREFIX.length);
   return (

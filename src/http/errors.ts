@@ -57,12 +57,12 @@ export class ApiError extends Error {
   static badRequest(message: string): ApiError {
     return new ApiError(400, 'BAD_REQUEST', message);
   }
-  static validation(messages: ValidationMessage[]): ApiError {
+  static validation(messages: ValidationMessage[], objectType?: string): ApiError {
     const summary = messages.map((m) => (m.property ? `${m.property} ${m.message}` : m.message)).join('; ');
-    return new ApiError(422, 'VALIDATION_FAILED', `Validation failed: ${summary}`, messages);
+    return new ApiError(422, 'VALIDATION_FAILED', `Validation failed${objectType ? ` for ${objectType}` : ''}: ${summary}`, messages);
   }
-  static invalid(property: string, message: string): ApiError {
-    return ApiError.validation([validationMessage(property, message)]);
+  static invalid(property: string, message: string, objectType?: string): ApiError {
+    return ApiError.validation([validationMessage(property, message)], objectType);
   }
   static conflict(message = 'XID is already in use'): ApiError {
     return new ApiError(409, 'ALREADY_EXISTS', message);

@@ -118,11 +118,13 @@ export class Validator {
   private readonly compiled = new Map<string, ValidateFunction>();
 
   constructor(dir = schemasDir) {
-    const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true });
+    const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
     addFormats.default(ajv, ['date-time', 'uri']);
     ajv.addFormat('email', { type: 'string', validate: (s: string) => s === '' || EMAIL.test(s) });
     ajv.addFormat('timezone', { type: 'string', validate: isTimeZone });
     ajv.addKeyword({ keyword: 'patternDescription', schemaType: 'string' });
+    // Names the object in the summary message ("Validation failed for DataSourceVO: ...").
+    ajv.addKeyword({ keyword: 'objectType', schemaType: 'string' });
     const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
     for (const file of files) ajv.addSchema(JSON.parse(readFileSync(join(dir, file), 'utf8')) as object);
     for (const file of files) {
@@ -133,11 +135,18 @@ export class Validator {
     }
   }
 
-  /** Returns the body typed as T, or throws 422 with one message per failing field. */
-  validate<T>(schema: string, body: unknown): T {
+  /**
+   * Returns the body typed as T, or throws 422 with one message per failing field. `at` names
+   * where the body sits in the request (e.g. "pointLocator"), prefixed to every property.
+   */
+  validate<T>(schema: string, body: unknown, at?: string): T {
     const fn = this.compiled.get(schema);
     if (!fn) throw new Error(`unknown schema ${schema}`);
     if (fn(body)) return body as T;
-    throw ApiError.validation(toValidationMessages(fn.errors ?? []));
+    const messages = toValidationMessages(fn.errors ?? []).map((m) =>
+      at === undefined ? m : { ...m, property: m.property === '' ? at : m.property.startsWith('[') ? at + m.property : `${at}.${m.property}` },
+    );
+    const objectType = (fn.schema as { objectType?: unknown }).objectType;
+    throw ApiError.validation(messages, typeof objectType === 'string' ? objectType : undefined);
   }
 }

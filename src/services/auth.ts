@@ -78,7 +78,9 @@ export class AuthService {
   async token(token: string): Promise<UserRecord> {
     const claims = await this.tokens.verify(token);
     const user = await this.users.findByUsername(claims.username);
-    if (!user || user.tokenVersion !== claims.version) throw ApiError.unauthenticated('Token revoked');
+    // Token versions start at 0 for every account: the id tells a deleted or renamed user's token
+    // from one of a new account that took the name.
+    if (!user || user.id !== claims.userId || user.tokenVersion !== claims.version) throw ApiError.unauthenticated('Token revoked');
     return this.assertUsable(user, false);
   }
 

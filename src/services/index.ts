@@ -3,10 +3,16 @@ import type { Config } from '../config.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { Validator } from '../http/validation.js';
 import type { MetadataDb } from '../store/metadata/db.js';
+import { DataPointsRepository } from '../store/metadata/data-points.js';
+import { DataSourcesRepository } from '../store/metadata/data-sources.js';
+import { EventDetectorsRepository } from '../store/metadata/event-detectors.js';
 import { SessionsRepository } from '../store/metadata/sessions.js';
 import { SettingsRepository } from '../store/metadata/settings.js';
 import { UsersRepository } from '../store/metadata/users.js';
 import { AuthService } from './auth.js';
+import { DataPointService } from './data-points.js';
+import { DataSourceService } from './data-sources.js';
+import { EventDetectorService } from './event-detectors.js';
 import { SessionService } from './sessions.js';
 import { TokenService } from './tokens.js';
 import { UserService } from './users.js';
@@ -20,6 +26,9 @@ export interface Services {
   sessions: SessionService;
   tokens: TokenService;
   auth: AuthService;
+  dataSources: DataSourceService;
+  dataPoints: DataPointService;
+  eventDetectors: EventDetectorService;
 }
 
 export async function createServices(config: Config, db: MetadataDb): Promise<Services> {
@@ -37,5 +46,8 @@ export async function createServices(config: Config, db: MetadataDb): Promise<Se
       await users.revokeTokens(user);
     },
   });
-  return { config, db, validator, rateLimiter, users, sessions, tokens, auth };
+  const dataSources = new DataSourceService(new DataSourcesRepository(db), validator);
+  const dataPoints = new DataPointService(new DataPointsRepository(db), dataSources, validator);
+  const eventDetectors = new EventDetectorService(new EventDetectorsRepository(db), dataPoints, validator);
+  return { config, db, validator, rateLimiter, users, sessions, tokens, auth, dataSources, dataPoints, eventDetectors };
 }

@@ -26,6 +26,8 @@ interface LoadedKey {
 
 export interface VerifiedToken {
   username: string;
+  /** The id of the account the token was issued to: a later account of the same name is another user. */
+  userId: number;
   version: number;
   expiry: number;
 }
@@ -62,8 +64,8 @@ export class TokenService {
     return this.key.publicJwk;
   }
 
-  async create(username: string, version: number, expiry: number): Promise<string> {
-    return new SignJWT({ typ: 'auth', v: version })
+  async create(username: string, userId: number, version: number, expiry: number): Promise<string> {
+    return new SignJWT({ typ: 'auth', v: version, uid: userId })
       .setProtectedHeader({ alg: ALG, kid: this.key.kid })
       .setSubject(username)
       .setIssuedAt()
@@ -71,17 +73,23 @@ export class TokenService {
       .sign(this.key.privateKey);
   }
 
-  /** Checks signature, expiry and claims; the caller checks v against the user's token version. */
+  /** Checks signature, expiry and claims; the caller checks uid and v against the user. */
   async verify(token: string): Promise<VerifiedToken> {
     try {
       const { payload, protectedHeader } = await jwtVerify(token, async (header) => this.publicKeyFor(header.kid), {
         algorithms: [ALG],
       });
       if (protectedHeader.kid === undefined) throw invalidToken();
-      if (payload.typ !== 'auth' || typeof payload.sub !== 'string' || typeof payload.v !== 'number' || typeof payload.exp !== 'number') {
+      if (
+        payload.typ !== 'auth' ||
+        typeof payload.sub !== 'string' ||
+        typeof payload.uid !== 'number' ||
+        typeof payload.v !== 'number' ||
+        typeof payload.exp !== 'number'
+      ) {
         throw invalidToken();
       }
-      return { username: payload.sub, version: payload.v, expiry: payload.exp * 1000 };
+      return { username: payload.sub, userId: payload.uid, version: payload.v, expiry: payload.exp * 1000 };
     } catch (err) {
       if (err instanceof ApiError) throw err;
       if (err instanceof errors.JWTExpired) throw ApiError.unauthenticated('Token expired');

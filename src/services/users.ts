@@ -1,11 +1,13 @@
 // Users: the rules of who may create, see and change whom, and the cache that keeps
 // authentication off the metadata store on most requests.
 import { LRUCache } from 'lru-cache';
-import { ApiError, validationMessage } from '../http/errors.js';
+import { ApiError } from '../http/errors.js';
 import type { Validator } from '../http/validation.js';
 import { PgErrorCode, pgErrorCode } from '../store/metadata/db.js';
-import type { UserChanges, UserRecord, UsersRepository } from '../store/metadata/users.js';
+import { compileRql, SqlParams } from '../http/rql/index.js';
+import { userResource, type UserChanges, type UserRecord, type UsersRepository } from '../store/metadata/users.js';
 import { hashPassword, verifyPassword } from './passwords.js';
+import type { ListResult } from './resources.js';
 import { assertSuperadmin, isSuperadmin, normaliseRoles, SUPERADMIN, type Principal } from './permissions.js';
 
 /** The user as the API shows it: never the password hash or token version. */
@@ -121,11 +123,13 @@ export class UserService {
     this.forget(user);
   }
 
-  /** Non-admins see only themselves. */
-  async list(actor: Actor): Promise<UserRecord[]> {
-    if (isSuperadmin(actor)) return this.repo.list();
-    const self = await this.findById(actor.id);
-    return self ? [self] : [];
+  /** RQL over users; non-admins see only themselves. */
+  async list(actor: Actor, rawQuery: string): Promise<ListResult<UserRecord>> {
+    const params = new SqlParams();
+    const scope = isSuperadmin(actor) ? 'true' : `t.id = ${params.add(actor.id)}::int`;
+    const rql = compileRql(userResource, rawQuery, params);
+    const q = { ...rql, where: `(${scope}) and ${rql.where}` };
+    return { total: await this.repo.countMatching(q), batches: this.repo.page(q) };
   }
 
   async get(actor: Actor, username: string): Promise<UserRecord> {
@@ -226,7 +230,8 @@ export class UserService {
     if (selfGuarded.length > 0) throw ApiError.accessDenied(`Access denied: you cannot change your own ${selfGuarded.join(', ')}`);
     if (changes.passwordHash !== undefined) {
       const ok = input.currentPassword !== undefined && (await verifyPassword(existing.passwordHash, input.currentPassword));
-      if (!ok) throw new ApiError(400, 'PASSWORD_CHANGE_FAILED', 'Current password is missing or wrong', [validationMessage('currentPassword', 'is wrong')]);
+      // Not a validation failure: the error body carries no result (only 4002 does).
+      if (!ok) throw new ApiError(400, 'PASSWORD_CHANGE_FAILED', 'Current password is missing or wrong');
     }
   }
 

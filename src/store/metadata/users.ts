@@ -1,5 +1,7 @@
 // Users repository: the only place that knows the users table.
+import type { ResourceDef, SqlQueryParts } from '../../http/rql/index.js';
 import type { Queryable } from './db.js';
+import { countRows, pageRows, type ListSource } from './list.js';
 
 export interface UserRecord {
   id: number;
@@ -36,6 +38,18 @@ interface UserRow {
   last_password_change: Date;
   token_version: number;
 }
+
+export const userResource: ResourceDef = {
+  name: 'users',
+  properties: {
+    id: { column: 't.id', type: 'integer' },
+    username: { column: 't.username', type: 'string' },
+    email: { column: 't.email', type: 'string' },
+    name: { column: 't.name', type: 'string' },
+    disabled: { column: 't.disabled', type: 'boolean' },
+  },
+  tiebreak: 't.id',
+};
 
 const columns =
   'id, username, email, name, password_hash, permissions, disabled, locale, timezone, created, last_login, last_password_change, token_version';
@@ -82,9 +96,14 @@ export class UsersRepository {
     return rows[0] && fromRow(rows[0]);
   }
 
-  async list(): Promise<UserRecord[]> {
-    const rows = await this.db.query<UserRow>(`select ${columns} from users order by username`);
-    return rows.map(fromRow);
+  private readonly source: ListSource = { from: 'users t', select: columns.split(', ').map((c) => `t.${c}`).join(', ') };
+
+  countMatching(q: SqlQueryParts): Promise<number> {
+    return countRows(this.db, this.source, q);
+  }
+
+  async *page(q: SqlQueryParts): AsyncGenerator<UserRecord[]> {
+    for await (const rows of pageRows<UserRow>(this.db, this.source, q)) yield rows.map(fromRow);
   }
 
   async count(): Promise<number> {

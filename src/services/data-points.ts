@@ -1,0 +1,250 @@
+// Data points: the point locator checked against its source's type, permissions, and CRUD rules.
+import { ApiError, validationMessage, type ValidationMessage } from '../http/errors.js';
+import type { Validator } from '../http/validation.js';
+import type { DataSourceRecord, DataSourceType } from '../store/metadata/data-sources.js';
+import { dataPointResource, type DataPointRecord, type DataPointsRepository, type DataType } from '../store/metadata/data-points.js';
+import type { DataSourceService } from './data-sources.js';
+import { assertPermission, hasPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
+import { generateXid, listQuery, translateDuplicateXid, type ListResult } from './resources.js';
+
+const OBJECT_TYPE = 'DataPointVO';
+
+export interface DataPointInput {
+  xid?: string;
+  name: string;
+  enabled?: boolean;
+  deviceName?: string;
+  dataSourceXid: string;
+  pointLocator: { dataType: DataType; settable?: boolean; [key: string]: unknown };
+  unit?: string;
+  tags?: Record<string, string>;
+  rollup?: string;
+  readPermission?: string[];
+  editPermission?: string[];
+  setPermission?: string[];
+}
+
+export function dataPointView(p: DataPointRecord): Record<string, unknown> {
+  return {
+    id: p.id,
+    xid: p.xid,
+    name: p.name,
+    enabled: p.enabled,
+    deviceName: p.deviceName,
+    dataSourceXid: p.dataSourceXid,
+    dataSourceName: p.dataSourceName,
+    dataSourceType: p.dataSourceType,
+    pointLocator: { dataType: p.dataType, settable: p.settable, ...p.pointLocator },
+    unit: p.unit,
+    tags: p.tags,
+    rollup: p.rollup,
+    readPermission: p.readPermission,
+    editPermission: p.editPermission,
+    setPermission: p.setPermission,
+  };
+}
+
+const LOCATOR_SCHEMA: Record<DataSourceType, string> = {
+  VIRTUAL: 'point-locator-virtual',
+  MODBUS_IP: 'point-locator-modbus-ip',
+  MQTT_CLIENT: 'point-locator-mqtt-client',
+};
+
+const VIRTUAL_CHANGE_TYPES: Record<DataType, readonly string[]> = {
+  NUMERIC: ['RANDOM_WALK', 'SINE', 'INCREMENT', 'NO_CHANGE'],
+  BINARY: ['ALTERNATE', 'RANDOM', 'NO_CHANGE'],
+  MULTISTATE: ['INCREMENT', 'RANDOM', 'NO_CHANGE'],
+  ALPHANUMERIC: ['NO_CHANGE'],
+};
+const VIRTUAL_DEFAULT_CHANGE: Record<DataType, string> = { NUMERIC: 'RANDOM_WALK', BINARY: 'ALTERNATE', MULTISTATE: 'INCREMENT', ALPHANUMERIC: 'NO_CHANGE' };
+
+const at = (field: string) => `pointLocator.${field}`;
+
+/** Locator settings stored for a VIRTUAL point, with defaults, plus rule violations. */
+function virtualLocator(loc: DataPointInput['pointLocator'], problems: ValidationMessage[]): Record<string, unknown> {
+  const changeType = (loc.changeType as string | undefined) ?? VIRTUAL_DEFAULT_CHANGE[loc.dataType];
+  if (!VIRTUAL_CHANGE_TYPES[loc.dataType].includes(changeType)) {
+    problems.push(validationMessage(at('changeType'), `must be one of ${VIRTUAL_CHANGE_TYPES[loc.dataType].join(', ')} for ${loc.dataType} points`));
+  }
+  const out: Record<string, unknown> = { changeType };
+  if (loc.dataType === 'NUMERIC') {
+    const min = (loc.min as number | undefined) ?? 0;
+    const max = (loc.max as number | undefined) ?? 100;
+    if (min > max) problems.push(validationMessage(at('max'), 'must be greater than or equal to min'));
+    Object.assign(out, { min, max });
+    if (loc.step !== undefined) out.step = loc.step;
+    if (loc.periodMs !== undefined) out.periodMs = loc.periodMs;
+  }
+  if (loc.dataType === 'MULTISTATE') {
+    if (loc.values === undefined && changeType !== 'NO_CHANGE') problems.push(validationMessage(at('values'), 'is required'));
+    if (loc.values !== undefined) out.values = loc.values;
+  }
+  if (loc.startValue !== undefined) {
+    const ok =
+      (loc.dataType === 'NUMERIC' && typeof loc.startValue === 'number') ||
+      (loc.dataType === 'MULTISTATE' && Number.isInteger(loc.startValue)) ||
+      (loc.dataType === 'BINARY' && typeof loc.startValue === 'boolean') ||
+      (loc.dataType === 'ALPHANUMERIC' && typeof loc.startValue === 'string');
+    if (!ok) problems.push(validationMessage(at('startValue'), `must be a ${loc.dataType} value`));
+    out.startValue = loc.startValue;
+  }
+  return out;
+}
+
+const WORDS: Record<string, number> = { INT16: 1, UINT16: 1, INT32: 2, UINT32: 2, FLOAT32: 2 };
+
+function modbusLocator(loc: DataPointInput['pointLocator'], problems: ValidationMessage[]): Record<string, unknown> {
+  const registerType = (loc.registerType as string | undefined) ?? 'HOLDING';
+  const offset = loc.offset as number;
+  const bitType = registerType === 'COIL' || registerType === 'DISCRETE_INPUT';
+  if (bitType && loc.dataType !== 'BINARY') {
+    problems.push(validationMessage(at('dataType'), 'must be BINARY for coils and discrete inputs'));
+  }
+  if (!bitType && loc.dataType !== 'NUMERIC' && loc.dataType !== 'MULTISTATE') {
+    problems.push(validationMessage(at('dataType'), 'must be NUMERIC or MULTISTATE for registers'));
+  }
+  if (loc.settable && (registerType === 'INPUT' || registerType === 'DISCRETE_INPUT')) {
+    problems.push(validationMessage(at('settable'), `must be false: ${registerType} registers are read-only`));
+  }
+  if (bitType) return { offset, registerType };
+  const dataEncoding = (loc.dataEncoding as string | undefined) ?? 'UINT16';
+  if (offset + (WORDS[dataEncoding] ?? 1) > 65536) problems.push(validationMessage(at('offset'), `must be between 0 and 65534 for ${dataEncoding}`));
+  if (loc.dataType === 'MULTISTATE' && dataEncoding === 'FLOAT32') problems.push(validationMessage(at('dataEncoding'), 'must be an integer encoding for MULTISTATE points'));
+  if (loc.multiplier === 0) problems.push(validationMessage(at('multiplier'), 'must not be 0'));
+  return {
+    offset,
+    registerType,
+    dataEncoding,
+    wordOrder: (loc.wordOrder as string | undefined) ?? 'BIG',
+    multiplier: (loc.multiplier as number | undefined) ?? 1,
+    additive: (loc.additive as number | undefined) ?? 0,
+  };
+}
+
+function mqttLocator(loc: DataPointInput['pointLocator'], problems: ValidationMessage[]): Record<string, unknown> {
+  const topic = loc.topic as string;
+  if (loc.settable && /[+#]/.test(topic)) problems.push(validationMessage(at('topic'), 'must not contain wildcards (+ or #) on a settable point'));
+  return loc.jsonPath === undefined ? { topic } : { topic, jsonPath: loc.jsonPath };
+}
+
+const notFound = () => ApiError.notFound('Data point not found');
+
+export class DataPointService {
+  constructor(
+    private readonly repo: DataPointsRepository,
+    private readonly sources: DataSourceService,
+    private readonly validator: Validator,
+  ) {}
+
+  async list(user: Principal, rawQuery: string): Promise<ListResult<DataPointRecord>> {
+    const q = listQuery(user, dataPointResource, rawQuery, 't.read_permission');
+    return { total: await this.repo.count(q), batches: this.repo.page(q) };
+  }
+
+  async get(user: Principal, xid: string): Promise<DataPointRecord> {
+    const p = await this.repo.findOne('xid', xid);
+    if (!p) throw notFound();
+    assertPermission(user, p.readPermission);
+    return p;
+  }
+
+  /** Edit needs the point's edit permission or its source's. */
+  async getForEdit(user: Principal, xid: string): Promise<DataPointRecord> {
+    const p = await this.get(user, xid);
+    if (!(await this.mayEdit(user, p))) throw ApiError.accessDenied();
+    return p;
+  }
+
+  async mayEdit(user: Principal, p: DataPointRecord): Promise<boolean> {
+    if (hasPermission(user, p.editPermission)) return true;
+    const ds = await this.sources.findById(p.dataSourceId);
+    return ds !== undefined && hasPermission(user, ds.editPermission);
+  }
+
+  findByXid(xid: string): Promise<DataPointRecord | undefined> {
+    return this.repo.findOne('xid', xid);
+  }
+
+  findById(id: number): Promise<DataPointRecord | undefined> {
+    return this.repo.findOne('id', id);
+  }
+
+  /** Points of a source, for the runtime. */
+  forSource(sourceId: number): Promise<DataPointRecord[]> {
+    return this.repo.findAll('dataSourceId', sourceId);
+  }
+
+  async create(user: Principal, body: unknown): Promise<DataPointRecord> {
+    const input = this.validator.validate<DataPointInput>('data-point', body);
+    const ds = await this.sources.findByXid(input.dataSourceXid);
+    if (!ds) throw ApiError.invalid('dataSourceXid', 'Data source not found', OBJECT_TYPE);
+    if (!this.sources.mayEdit(user, ds)) throw ApiError.accessDenied();
+    const locator = this.checkLocator(ds, input.pointLocator);
+    return this.repo
+      .insert({
+        xid: input.xid ?? generateXid('DP'),
+        name: input.name,
+        enabled: input.enabled ?? true,
+        deviceName: input.deviceName ?? ds.name,
+        dataSourceId: ds.id,
+        dataType: input.pointLocator.dataType,
+        settable: input.pointLocator.settable ?? false,
+        pointLocator: locator,
+        unit: input.unit ?? '',
+        tags: input.tags ?? {},
+        rollup: input.rollup ?? 'NONE',
+        readPermission: normaliseRoles(input.readPermission ?? [USER_ROLE]),
+        editPermission: normaliseRoles(input.editPermission ?? []),
+        setPermission: normaliseRoles(input.setPermission ?? []),
+      })
+      .catch((err: unknown) => {
+        throw translateDuplicateXid(err);
+      });
+  }
+
+  async update(user: Principal, xid: string, body: unknown): Promise<DataPointRecord> {
+    const existing = await this.getForEdit(user, xid);
+    const input = this.validator.validate<DataPointInput>('data-point', body);
+    if (input.dataSourceXid !== existing.dataSourceXid) throw ApiError.invalid('dataSourceXid', 'cannot be changed', OBJECT_TYPE);
+    const ds = await this.sources.findById(existing.dataSourceId);
+    if (!ds) throw notFound();
+    const locator = this.checkLocator(ds, input.pointLocator);
+    const saved = await this.repo
+      .update(existing.id, {
+        xid: input.xid ?? existing.xid,
+        name: input.name,
+        enabled: input.enabled ?? existing.enabled,
+        deviceName: input.deviceName ?? existing.deviceName,
+        dataType: input.pointLocator.dataType,
+        settable: input.pointLocator.settable ?? false,
+        pointLocator: locator,
+        unit: input.unit ?? existing.unit,
+        tags: input.tags ?? existing.tags,
+        rollup: input.rollup ?? existing.rollup,
+        readPermission: normaliseRoles(input.readPermission ?? existing.readPermission),
+        editPermission: normaliseRoles(input.editPermission ?? existing.editPermission),
+        setPermission: normaliseRoles(input.setPermission ?? existing.setPermission),
+      })
+      .catch((err: unknown) => {
+        throw translateDuplicateXid(err);
+      });
+    if (!saved) throw notFound();
+    return saved;
+  }
+
+  async delete(user: Principal, xid: string): Promise<DataPointRecord> {
+    const existing = await this.getForEdit(user, xid);
+    await this.repo.delete(existing.id);
+    return existing;
+  }
+
+  /** Checks the locator against its source type's schema and rules; returns what is stored. */
+  private checkLocator(ds: DataSourceRecord, loc: DataPointInput['pointLocator']): Record<string, unknown> {
+    this.validator.validate(LOCATOR_SCHEMA[ds.modelType], loc, 'pointLocator');
+    const problems: ValidationMessage[] = [];
+    const stored =
+      ds.modelType === 'VIRTUAL' ? virtualLocator(loc, problems) : ds.modelType === 'MODBUS_IP' ? modbusLocator(loc, problems) : mqttLocator(loc, problems);
+    if (problems.length > 0) throw ApiError.validation(problems, OBJECT_TYPE);
+    return stored;
+  }
+}

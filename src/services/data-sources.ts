@@ -1,0 +1,176 @@
+// Data sources: validation per model type, permissions, and the rules of create/update/delete.
+import { ApiError } from '../http/errors.js';
+import type { Validator } from '../http/validation.js';
+import { dataSourceResource, type DataSourceRecord, type DataSourceType, type DataSourcesRepository, type UpdatePeriodType } from '../store/metadata/data-sources.js';
+import { assertPermission, assertSuperadmin, hasPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
+import { generateXid, listQuery, translateDuplicateXid, type ListResult } from './resources.js';
+
+/** Type-specific settings with their defaults; anything else in a body is ignored. */
+const SETTINGS_DEFAULTS: Record<DataSourceType, Record<string, unknown>> = {
+  VIRTUAL: {},
+  MODBUS_IP: { host: undefined, port: 502, unitId: 1, timeoutMs: 1000, retries: 2 },
+  MQTT_CLIENT: { brokerUrl: undefined, clientId: '', username: '', password: '', qos: 0 },
+};
+/** Settings never returned by the API. */
+const WRITE_ONLY = new Set(['password']);
+
+export interface DataSourceInput {
+  xid?: string;
+  name: string;
+  enabled?: boolean;
+  modelType: DataSourceType;
+  updatePeriods?: number;
+  updatePeriodType?: UpdatePeriodType;
+  readPermission?: string[];
+  editPermission?: string[];
+  [setting: string]: unknown;
+}
+
+export type DataSourceView = Record<string, unknown>;
+
+export function dataSourceView(ds: DataSourceRecord): DataSourceView {
+  const settings = Object.fromEntries(Object.entries(ds.settings).filter(([k]) => !WRITE_ONLY.has(k)));
+  return {
+    id: ds.id,
+    xid: ds.xid,
+    name: ds.name,
+    enabled: ds.enabled,
+    modelType: ds.modelType,
+    updatePeriods: ds.updatePeriods,
+    updatePeriodType: ds.updatePeriodType,
+    readPermission: ds.readPermission,
+    editPermission: ds.editPermission,
+    state: ds.state,
+    lastError: ds.lastError,
+    ...settings,
+  };
+}
+
+/** Something that must know when a source changes (the runtime starts, restarts or stops it). */
+export interface DataSourceListener {
+  sourceSaved(source: DataSourceRecord): Promise<void> | void;
+  sourceDeleted(source: DataSourceRecord): Promise<void> | void;
+}
+
+const notFound = () => ApiError.notFound('Data source not found');
+
+export class DataSourceService {
+  private readonly listeners: DataSourceListener[] = [];
+
+  constructor(
+    private readonly repo: DataSourcesRepository,
+    private readonly validator: Validator,
+  ) {}
+
+  onChange(listener: DataSourceListener): void {
+    this.listeners.push(listener);
+  }
+
+  list(user: Principal, rawQuery: string): Promise<ListResult<DataSourceRecord>> {
+    const q = listQuery(user, dataSourceResource, rawQuery, 't.read_permission');
+    return this.repo.count(q).then((total) => ({ total, batches: this.repo.page(q) }));
+  }
+
+  /** The source if it exists and the user may read it (404 before 403). */
+  async get(user: Principal, xid: string): Promise<DataSourceRecord> {
+    const ds = await this.repo.findOne('xid', xid);
+    if (!ds) throw notFound();
+    assertPermission(user, ds.readPermission);
+    return ds;
+  }
+
+  async getForEdit(user: Principal, xid: string): Promise<DataSourceRecord> {
+    const ds = await this.get(user, xid);
+    assertPermission(user, ds.editPermission);
+    return ds;
+  }
+
+  /** Used by points and the runtime; no permission check. */
+  findById(id: number): Promise<DataSourceRecord | undefined> {
+    return this.repo.findOne('id', id);
+  }
+
+  findByXid(xid: string): Promise<DataSourceRecord | undefined> {
+    return this.repo.findOne('xid', xid);
+  }
+
+  mayEdit(user: Principal, ds: DataSourceRecord): boolean {
+    return hasPermission(user, ds.editPermission);
+  }
+
+  async create(user: Principal, body: unknown): Promise<DataSourceRecord> {
+    assertSuperadmin(user);
+    const input = this.validator.validate<DataSourceInput>('data-source', body);
+    const saved = await this.repo
+      .insert({
+        xid: input.xid ?? generateXid('DS'),
+        name: input.name,
+        enabled: input.enabled ?? false,
+        modelType: input.modelType,
+        updatePeriods: input.updatePeriods ?? 1,
+        updatePeriodType: input.updatePeriodType ?? 'SECONDS',
+        readPermission: normaliseRoles(input.readPermission ?? [USER_ROLE]),
+        editPermission: normaliseRoles(input.editPermission ?? []),
+        settings: settingsFrom(input, {}),
+      })
+      .catch((err: unknown) => {
+        throw translateDuplicateXid(err);
+      });
+    await this.notify((l) => l.sourceSaved(saved));
+    return saved;
+  }
+
+  async update(user: Principal, xid: string, body: unknown): Promise<DataSourceRecord> {
+    const existing = await this.getForEdit(user, xid);
+    const input = this.validator.validate<DataSourceInput>('data-source', body);
+    if (input.modelType !== existing.modelType) throw ApiError.invalid('modelType', 'cannot be changed');
+    const saved = await this.repo
+      .update(existing.id, {
+        xid: input.xid ?? existing.xid,
+        name: input.name,
+        enabled: input.enabled ?? existing.enabled,
+        updatePeriods: input.updatePeriods ?? existing.updatePeriods,
+        updatePeriodType: input.updatePeriodType ?? existing.updatePeriodType,
+        readPermission: normaliseRoles(input.readPermission ?? existing.readPermission),
+        editPermission: normaliseRoles(input.editPermission ?? existing.editPermission),
+        settings: settingsFrom(input, existing.settings),
+      })
+      .catch((err: unknown) => {
+        throw translateDuplicateXid(err);
+      });
+    if (!saved) throw notFound();
+    await this.notify((l) => l.sourceSaved(saved));
+    return saved;
+  }
+
+  async setEnabled(user: Principal, xid: string, body: unknown): Promise<DataSourceRecord> {
+    const existing = await this.getForEdit(user, xid);
+    const { enabled } = this.validator.validate<{ enabled: boolean }>('enable-disable', body);
+    const saved = await this.repo.update(existing.id, { enabled });
+    if (!saved) throw notFound();
+    await this.notify((l) => l.sourceSaved(saved));
+    return saved;
+  }
+
+  async delete(user: Principal, xid: string): Promise<DataSourceRecord> {
+    const existing = await this.getForEdit(user, xid);
+    // Stop it before its points disappear from under the runtime.
+    await this.notify((l) => l.sourceDeleted(existing));
+    await this.repo.delete(existing.id);
+    return existing;
+  }
+
+  private async notify(fn: (l: DataSourceListener) => Promise<void> | void): Promise<void> {
+    for (const l of this.listeners) await fn(l);
+  }
+}
+
+/** The model type's settings from the body; a write-only field left out keeps its stored value. */
+function settingsFrom(input: DataSourceInput, stored: Record<string, unknown>): Record<string, unknown> {
+  const settings: Record<string, unknown> = {};
+  for (const [key, fallback] of Object.entries(SETTINGS_DEFAULTS[input.modelType])) {
+    const value = input[key] ?? (WRITE_ONLY.has(key) ? stored[key] : undefined) ?? fallback;
+    if (value !== undefined) settings[key] = value;
+  }
+  return settings;
+}

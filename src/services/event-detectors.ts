@@ -1,0 +1,184 @@
+// Event detectors: settings checked per detector type against the point's data type.
+import { ApiError, validationMessage, type ValidationMessage } from '../http/errors.js';
+import type { Validator } from '../http/validation.js';
+import type { DataPointRecord } from '../store/metadata/data-points.js';
+import {
+  eventDetectorResource,
+  type AlarmLevel,
+  type DetectorType,
+  type EventDetectorRecord,
+  type EventDetectorsRepository,
+} from '../store/metadata/event-detectors.js';
+import type { DataPointService } from './data-points.js';
+import { assertPermission, hasPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
+import { generateXid, listQuery, translateDuplicateXid, type ListResult } from './resources.js';
+
+const OBJECT_TYPE = 'EventDetectorVO';
+
+export interface EventDetectorInput {
+  xid?: string;
+  name?: string;
+  dataPointXid: string;
+  detectorType: DetectorType;
+  alarmLevel: AlarmLevel;
+  limit?: number;
+  resetLimit?: number;
+  low?: number;
+  high?: number;
+  state?: number | boolean;
+  durationMs?: number;
+  rtnApplicable?: boolean;
+  readPermission?: string[];
+  editPermission?: string[];
+}
+
+export function eventDetectorView(d: EventDetectorRecord): Record<string, unknown> {
+  return {
+    id: d.id,
+    xid: d.xid,
+    name: d.name,
+    dataPointXid: d.dataPointXid,
+    detectorType: d.detectorType,
+    alarmLevel: d.alarmLevel,
+    ...d.config,
+    readPermission: d.readPermission,
+    editPermission: d.editPermission,
+  };
+}
+
+/** The settings a detector type uses, checked against the point; returns the stored config. */
+function detectorConfig(input: EventDetectorInput, point: DataPointRecord): Record<string, unknown> {
+  const problems: ValidationMessage[] = [];
+  const needs = (dataType: string) => {
+    if (point.dataType !== dataType) problems.push(validationMessage('dataPointXid', `must be a ${dataType} point for ${input.detectorType}`));
+  };
+  const config: Record<string, unknown> = { rtnApplicable: input.rtnApplicable ?? true };
+  if (input.durationMs !== undefined) config.durationMs = input.durationMs;
+  switch (input.detectorType) {
+    case 'HIGH_LIMIT':
+    case 'LOW_LIMIT': {
+      needs('NUMERIC');
+      config.limit = input.limit;
+      if (input.resetLimit !== undefined) {
+        const high = input.detectorType === 'HIGH_LIMIT';
+        if (high ? input.resetLimit > input.limit! : input.resetLimit < input.limit!) {
+          problems.push(validationMessage('resetLimit', high ? 'must be less than or equal to limit' : 'must be greater than or equal to limit'));
+        }
+        config.resetLimit = input.resetLimit;
+      }
+      break;
+    }
+    case 'RANGE':
+      needs('NUMERIC');
+      if (input.low! > input.high!) problems.push(validationMessage('high', 'must be greater than or equal to low'));
+      Object.assign(config, { low: input.low, high: input.high });
+      break;
+    case 'BINARY_STATE':
+      needs('BINARY');
+      if (typeof input.state !== 'boolean') problems.push(validationMessage('state', 'must be true or false'));
+      config.state = input.state;
+      break;
+    case 'MULTISTATE_STATE':
+      needs('MULTISTATE');
+      if (typeof input.state !== 'number') problems.push(validationMessage('state', 'must be an integer'));
+      config.state = input.state;
+      break;
+    case 'NO_UPDATE':
+      if (!(input.durationMs! > 0)) problems.push(validationMessage('durationMs', 'must be greater than 0'));
+      break;
+  }
+  if (problems.length > 0) throw ApiError.validation(problems, OBJECT_TYPE);
+  return config;
+}
+
+const notFound = () => ApiError.notFound('Event detector not found');
+
+export class EventDetectorService {
+  constructor(
+    private readonly repo: EventDetectorsRepository,
+    private readonly points: DataPointService,
+    private readonly validator: Validator,
+  ) {}
+
+  async list(user: Principal, rawQuery: string): Promise<ListResult<EventDetectorRecord>> {
+    const q = listQuery(user, eventDetectorResource, rawQuery, 't.read_permission');
+    return { total: await this.repo.count(q), batches: this.repo.page(q) };
+  }
+
+  async get(user: Principal, xid: string): Promise<EventDetectorRecord> {
+    const d = await this.repo.findOne('xid', xid);
+    if (!d) throw notFound();
+    assertPermission(user, d.readPermission);
+    return d;
+  }
+
+  /** Detectors of a point, for the runtime. */
+  forPoint(pointId: number): Promise<EventDetectorRecord[]> {
+    return this.repo.findAll('dataPointId', pointId);
+  }
+
+  async create(user: Principal, body: unknown): Promise<EventDetectorRecord> {
+    const input = this.validator.validate<EventDetectorInput>('event-detector', body);
+    const point = await this.editablePoint(user, input.dataPointXid);
+    const config = detectorConfig(input, point);
+    return this.repo
+      .insert({
+        xid: input.xid ?? generateXid('ED'),
+        name: input.name ?? '',
+        dataPointId: point.id,
+        detectorType: input.detectorType,
+        alarmLevel: input.alarmLevel,
+        config,
+        readPermission: normaliseRoles(input.readPermission ?? [USER_ROLE]),
+        editPermission: normaliseRoles(input.editPermission ?? []),
+      })
+      .catch((err: unknown) => {
+        throw translateDuplicateXid(err);
+      });
+  }
+
+  async update(user: Principal, xid: string, body: unknown): Promise<EventDetectorRecord> {
+    const existing = await this.getForEdit(user, xid);
+    const input = this.validator.validate<EventDetectorInput>('event-detector', body);
+    const point = await this.editablePoint(user, input.dataPointXid);
+    const config = detectorConfig(input, point);
+    const saved = await this.repo
+      .update(existing.id, {
+        xid: input.xid ?? existing.xid,
+        name: input.name ?? existing.name,
+        dataPointId: point.id,
+        detectorType: input.detectorType,
+        alarmLevel: input.alarmLevel,
+        config,
+        readPermission: normaliseRoles(input.readPermission ?? existing.readPermission),
+        editPermission: normaliseRoles(input.editPermission ?? existing.editPermission),
+      })
+      .catch((err: unknown) => {
+        throw translateDuplicateXid(err);
+      });
+    if (!saved) throw notFound();
+    return saved;
+  }
+
+  async delete(user: Principal, xid: string): Promise<EventDetectorRecord> {
+    const existing = await this.getForEdit(user, xid);
+    await this.repo.delete(existing.id);
+    return existing;
+  }
+
+  /** Editing a detector needs its own edit permission or the edit permission of its point. */
+  private async getForEdit(user: Principal, xid: string): Promise<EventDetectorRecord> {
+    const d = await this.get(user, xid);
+    const point = await this.points.findById(d.dataPointId);
+    const allowed = hasPermission(user, d.editPermission) || (point !== undefined && (await this.points.mayEdit(user, point)));
+    if (!allowed) throw ApiError.accessDenied();
+    return d;
+  }
+
+  private async editablePoint(user: Principal, xid: string): Promise<DataPointRecord> {
+    const point = await this.points.findByXid(xid);
+    if (!point) throw ApiError.invalid('dataPointXid', 'Data point not found', OBJECT_TYPE);
+    if (!(await this.points.mayEdit(user, point))) throw ApiError.accessDenied();
+    return point;
+  }
+}

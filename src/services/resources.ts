@@ -1,0 +1,38 @@
+// What every permission-guarded, XID-named resource shares: generated XIDs, the read filter for
+// lists, and the translation of a duplicate XID into 409.
+import { randomBytes } from 'node:crypto';
+import { ApiError } from '../http/errors.js';
+import { SqlParams, compileRql, type ResourceDef, type SqlQueryParts } from '../http/rql/index.js';
+import { PgErrorCode, pgErrorCode } from '../store/metadata/db.js';
+import { isSuperadmin, USER_ROLE, type Principal } from './permissions.js';
+
+/** DS_, DP_, ED_ ... followed by 12 random upper-case letters and digits. */
+export function generateXid(prefix: string): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+  const bytes = randomBytes(12);
+  let id = '';
+  for (const b of bytes) id += alphabet[b % alphabet.length];
+  return `${prefix}_${id}`;
+}
+
+/**
+ * Compiles a list request: the RQL string, narrowed for non-superadmins to rows whose read
+ * permission (a role array column) shares a role with the user.
+ */
+export function listQuery(user: Principal, resource: ResourceDef, rawQuery: string, readPermissionColumn: string): SqlQueryParts {
+  if (isSuperadmin(user)) return compileRql(resource, rawQuery);
+  const params = new SqlParams();
+  const scope = `${readPermissionColumn} && ${params.add([...user.permissions, USER_ROLE])}::text[]`;
+  const q = compileRql(resource, rawQuery, params);
+  return { ...q, where: `(${scope}) and ${q.where}` };
+}
+
+export function translateDuplicateXid(err: unknown): unknown {
+  return pgErrorCode(err) === PgErrorCode.UNIQUE_VIOLATION ? ApiError.conflict('XID is already in use') : err;
+}
+
+/** A page of a list: the total of all matches and the rows of the window, in batches. */
+export interface ListResult<T> {
+  total: number;
+  batches: AsyncIterable<T[]>;
+}

@@ -1,0 +1,85 @@
+// A repository over one table described by a field → column map. Reads alias every column to
+// its field name, so rows come back as records without hand-written mapping.
+import type { SqlQueryParts } from '../../http/rql/index.js';
+import type { Queryable, Row } from './db.js';
+import { countRows, pageRows, type ListSource } from './list.js';
+
+export interface TableDef<T> {
+  /** The table written to. */
+  table: string;
+  /** FROM clause for reads; may join (the table itself must be aliased `t`). */
+  from: string;
+  /** Read expression of every field. */
+  read: { [K in keyof T]: string };
+  /** Column of every writable field in `table`. */
+  write: Partial<{ [K in keyof T]: string }>;
+  /** Fields stored as JSONB (serialised on write). */
+  json?: readonly (keyof T)[];
+}
+
+export class CrudRepository<T extends Row & { id: number }> {
+  private readonly select: string;
+  readonly source: ListSource;
+
+  constructor(
+    protected readonly db: Queryable,
+    private readonly def: TableDef<T>,
+  ) {
+    this.select = Object.entries(def.read)
+      .map(([field, expr]) => `${expr as string} as "${field}"`)
+      .join(', ');
+    this.source = { from: def.from, select: this.select };
+  }
+
+  async findOne(field: keyof T & string, value: unknown): Promise<T | undefined> {
+    const rows = await this.db.query<T>(`select ${this.select} from ${this.def.from} where ${this.def.read[field]} = $1`, [value]);
+    return rows[0];
+  }
+
+  async findAll(field: keyof T & string, value: unknown): Promise<T[]> {
+    return this.db.query<T>(`select ${this.select} from ${this.def.from} where ${this.def.read[field]} = $1 order by t.id`, [value]);
+  }
+
+  count(q: SqlQueryParts): Promise<number> {
+    return countRows(this.db, this.source, q);
+  }
+
+  page(q: SqlQueryParts): AsyncGenerator<T[]> {
+    return pageRows<T>(this.db, this.source, q);
+  }
+
+  private writeValues(values: Partial<T>): { columns: string[]; params: unknown[] } {
+    const columns: string[] = [];
+    const params: unknown[] = [];
+    for (const [field, column] of Object.entries(this.def.write) as [keyof T & string, string][]) {
+      if (values[field] === undefined) continue;
+      columns.push(column);
+      params.push(this.def.json?.includes(field) ? JSON.stringify(values[field]) : values[field]);
+    }
+    return { columns, params };
+  }
+
+  async insert(values: Partial<T>): Promise<T> {
+    const { columns, params } = this.writeValues(values);
+    const placeholders = columns.map((_, i) => `$${i + 1}`);
+    const rows = await this.db.query<{ id: number }>(
+      `insert into ${this.def.table} (${columns.join(', ')}) values (${placeholders.join(', ')}) returning id`,
+      params,
+    );
+    return (await this.findOne('id', rows[0]!.id))!;
+  }
+
+  async update(id: number, values: Partial<T>): Promise<T | undefined> {
+    const { columns, params } = this.writeValues(values);
+    if (columns.length > 0) {
+      const sets = columns.map((c, i) => `${c} = $${i + 1}`);
+      await this.db.query(`update ${this.def.table} set ${sets.join(', ')} where id = $${columns.length + 1}`, [...params, id]);
+    }
+    return this.findOne('id', id);
+  }
+
+  async delete(id: number): Promise<boolean> {
+    const rows = await this.db.query(`delete from ${this.def.table} where id = $1 returning id`, [id]);
+    return rows.length > 0;
+  }
+}

@@ -1,0 +1,93 @@
+// Data points table (joined with its source for dataSourceXid) and its RQL properties.
+import type { ResourceDef } from '../../http/rql/index.js';
+import { CrudRepository } from './crud.js';
+import type { Queryable } from './db.js';
+
+export const DATA_TYPES = ['NUMERIC', 'BINARY', 'MULTISTATE', 'ALPHANUMERIC'] as const;
+export type DataType = (typeof DATA_TYPES)[number];
+
+export interface DataPointRecord {
+  [key: string]: unknown;
+  id: number;
+  xid: string;
+  name: string;
+  enabled: boolean;
+  deviceName: string;
+  dataSourceId: number;
+  dataSourceXid: string;
+  dataSourceName: string;
+  dataSourceType: string;
+  dataType: DataType;
+  settable: boolean;
+  /** Type-specific locator without dataType and settable (those have columns of their own). */
+  pointLocator: Record<string, unknown>;
+  unit: string;
+  tags: Record<string, string>;
+  rollup: string;
+  readPermission: string[];
+  editPermission: string[];
+  setPermission: string[];
+}
+
+export const dataPointResource: ResourceDef = {
+  name: 'data points',
+  properties: {
+    id: { column: 't.id', type: 'integer' },
+    xid: { column: 't.xid', type: 'string' },
+    name: { column: 't.name', type: 'string' },
+    enabled: { column: 't.enabled', type: 'boolean' },
+    deviceName: { column: 't.device_name', type: 'string' },
+    dataSourceXid: { column: 's.xid', type: 'string' },
+    dataType: { column: 't.data_type', type: 'enum', values: DATA_TYPES },
+    settable: { column: 't.settable', type: 'boolean' },
+    unit: { column: 't.unit', type: 'string' },
+  },
+  mapColumn: { prefix: 'tags', column: 't.tags' },
+  tiebreak: 't.id',
+};
+
+export class DataPointsRepository extends CrudRepository<DataPointRecord> {
+  constructor(db: Queryable) {
+    super(db, {
+      table: 'data_points',
+      from: 'data_points t join data_sources s on s.id = t.data_source_id',
+      read: {
+        id: 't.id',
+        xid: 't.xid',
+        name: 't.name',
+        enabled: 't.enabled',
+        deviceName: 't.device_name',
+        dataSourceId: 't.data_source_id',
+        dataSourceXid: 's.xid',
+        dataSourceName: 's.name',
+        dataSourceType: 's.model_type',
+        dataType: 't.data_type',
+        settable: 't.settable',
+        pointLocator: 't.point_locator',
+        unit: 't.unit',
+        tags: 't.tags',
+        rollup: 't.rollup',
+        readPermission: 't.read_permission',
+        editPermission: 't.edit_permission',
+        setPermission: 't.set_permission',
+      },
+      write: {
+        xid: 'xid',
+        name: 'name',
+        enabled: 'enabled',
+        deviceName: 'device_name',
+        dataSourceId: 'data_source_id',
+        dataType: 'data_type',
+        settable: 'settable',
+        pointLocator: 'point_locator',
+        unit: 'unit',
+        tags: 'tags',
+        rollup: 'rollup',
+        readPermission: 'read_permission',
+        editPermission: 'edit_permission',
+        setPermission: 'set_permission',
+      },
+      json: ['pointLocator', 'tags'],
+    });
+  }
+}

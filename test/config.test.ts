@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict';
+import { resolve } from 'node:path';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+/** loadConfig must refuse env with a ConfigError whose message names the variable. */
+function assertRefused(env: Record<string, string>, variable: string): void {
+  assert.throws(
+    () => loadConfig(env),
+    (err: unknown) => {
+      assert.ok(err instanceof ConfigError, `expected ConfigError, got ${String(err)}`);
+      assert.ok(err.message.includes(variable), `message "${err.message}" does not name ${variable}`);
+      return true;
+    },
+  );
+}
+
+describe('loadConfig', () => {
+  describe('defaults (empty environment)', () => {
+    const config = loadConfig({});
+
+    it('listens on port 8080 on every interface', () => {
+      assert.equal(config.port, 8080);
+      assert.equal(config.host, '0.0.0.0');
+    });
+
+    it('keeps data under ./data, resolved to an absolute path', () => {
+      assert.equal(config.dataDir, resolve('./data'));
+      assert.ok(config.dataDir.startsWith('/'));
+    });
+
+    it('uses the embedded metadata engine and no admin password override', () => {
+      assert.equal(config.databaseUrl, undefined);
+      assert.equal(config.databaseSchema, undefined);
+      assert.equal(config.adminPassword, undefined);
+      assert.equal(config.logLevel, 'info');
+    });
+
+    it('enables rate limits: anonymous 40 then 5/s, logins 5 then 1/min, users 1000 then 500/s', () => {
+      assert.equal(config.rateLimit.enabled, true);
+      assert.deepEqual(config.rateLimit.anonymous, { burst: 40, refillPerSecond: 5 });
+      assert.deepEqual(config.rateLimit.loginPerIp, { burst: 5, refillPerSecond: 1 / 60 });
+      assert.deepEqual(config.rateLimit.loginPerUser, { burst: 5, refillPerSecond: 1 / 60 });
+      assert.deepEqual(config.rateLimit.user, { burst: 1000, refillPerSecond: 500 });
+    });
+
+    it('uses the documented session, token and auth defaults', () => {
+      assert.deepEqual(config.session, { idleMinutes: 24 * 60, maxDays: 7, cookieSecure: false });
+      assert.deepEqual(config.jwt, { defaultExpiryMinutes: 5, maxExpiryDays: 365 });
+      assert.equal(config.basicAuthEnabled, false);
+      assert.equal(config.passwordMaxAgeDays, 0);
+      assert.equal(config.trustProxy, false);
+    });
+
+    it('treats empty variables as unset', () => {
+      const blank = loadConfig({ PORT: '', DATA_DIR: '', ADMIN_PASSWORD: '', DATABASE_URL: '', LOG_LEVEL: '', TRUST_PROXY: '' });
+      assert.deepEqual(blank, config);
+    });
+  });
+
+  describe('overrides', () => {
+    it('reads every kind of value', () => {
+      const config = loadConfig({
+        PORT: '9090',
+        DATA_DIR: 'var/dds',
+        DATABASE_URL: 'postgresql://svc@db.example:5432/dds',
+        DATABASE_SCHEMA: 'tenant_a',
+        LOG_LEVEL: 'DEBUG',
+        TRUST_PROXY: 'yes',
+        BASIC_AUTH_ENABLED: 'true',
+        RATE_LIMIT_ENABLED: '0',
+        RATE_LIMIT_ANON_BURST: '100',
+        RATE_LIMIT_ANON_PER_SECOND: '0.5',
+        ADMIN_PASSWORD: 'eight888',
+      });
+      assert.equal(config.port, 9090);
+      assert.equal(config.dataDir, resolve('var/dds'));
+      assert.equal(config.databaseUrl, 'postgresql://svc@db.example:5432/dds');
+      assert.equal(config.databaseSchema, 'tenant_a');
+      assert.equal(config.logLevel, 'debug');
+      assert.equal(config.trustProxy, true);
+      assert.equal(config.basicAuthEnabled, true);
+      assert.equal(config.rateLimit.enabled, false);
+      assert.deepEqual(config.rateLimit.anonymous, { burst: 100, refillPerSecond: 0.5 });
+      assert.equal(config.adminPassword, 'eight888');
+    });
+
+    it('accepts port 0 (an ephemeral port, used by the tests)', () => {
+      assert.equal(loadConfig({ PORT: '0' }).port, 0);
+    });
+  });
+
+  describe('refusals name the variable', () => {
+    it('PORT that is not an integer or out of range', () => {
+      for (const PORT of ['http', '80.5', '-1', '65536', '8080abc']) assertRefused({ PORT }, 'PORT');
+    });
+
+    it('a boolean that is neither true nor false', () => {
+      assertRefused({ BASIC_AUTH_ENABLED: 'maybe' }, 'BASIC_AUTH_ENABLED');
+      assertRefused({ RATE_LIMIT_ENABLED: 'enabled' }, 'RATE_LIMIT_ENABLED');
+      assertRefused({ COOKIE_SECURE: '2' }, 'COOKIE_SECURE');
+    });
+
+    it('DATABASE_URL that is not a postgres URL', () => {
+      assertRefused({ DATABASE_URL: 'not a url' }, 'DATABASE_URL');
+      assertRefused({ DATABASE_URL: 'mysql://root@localhost/db' }, 'DATABASE_URL');
+    });
+
+    it('ADMIN_PASSWORD shorter than 8 characters', () => {
+      assertRefused({ ADMIN_PASSWORD: 'seven77' }, 'ADMIN_PASSWORD');
+      assert.equal(loadConfig({ ADMIN_PASSWORD: 'eight888' }).adminPassword, 'eight888');
+    });
+
+    it('LOG_LEVEL outside pino\'s levels', () => {
+      assertRefused({ LOG_LEVEL: 'verbose' }, 'LOG_LEVEL');
+    });
+
+    it('rate-limit numbers that are not positive', () => {
+      assertRefused({ RATE_LIMIT_USER_PER_SECOND: '0' }, 'RATE_LIMIT_USER_PER_SECOND');
+      assertRefused({ RATE_LIMIT_LOGIN_IP_BURST: '0' }, 'RATE_LIMIT_LOGIN_IP_BURST');
+    });
+
+    it('DATABASE_SCHEMA that is not a plain lower-case identifier', () => {
+      assertRefused({ DATABASE_SCHEMA: 'x; drop table users' }, 'DATABASE_SCHEMA');
+    });
+  });
+});
