@@ -20,8 +20,8 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: s.config.trustProxy });
   app.silent = true; // errors are rendered and logged by errorMiddleware
 
+  app.use(requestLog(log)); // outermost, so it logs the status the client finally gets
   app.use(errorMiddleware(log)); // every failure becomes the contract's error body
-  app.use(requestLog(log));
   app.use(identify(s.auth, s.config.basicAuthEnabled)); // session cookie | Bearer JWT | Basic
   app.use(s.rateLimiter.middleware()); // per user when authenticated, else per IP
   app.use(requireAuthentication); // anonymous only on public paths

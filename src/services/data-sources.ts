@@ -53,6 +53,8 @@ export interface DataSourceListener {
 }
 
 const notFound = () => ApiError.notFound('Data source not found');
+/** Names the object in validation summaries, as the schema does. */
+const OBJECT_TYPE = 'DataSourceVO';
 
 export class DataSourceService {
   private readonly listeners: DataSourceListener[] = [];
@@ -123,7 +125,7 @@ export class DataSourceService {
   async update(user: Principal, xid: string, body: unknown): Promise<DataSourceRecord> {
     const existing = await this.getForEdit(user, xid);
     const input = this.validator.validate<DataSourceInput>('data-source', body);
-    if (input.modelType !== existing.modelType) throw ApiError.invalid('modelType', 'cannot be changed');
+    if (input.modelType !== existing.modelType) throw ApiError.invalid('modelType', 'cannot be changed', OBJECT_TYPE);
     const saved = await this.repo
       .update(existing.id, {
         xid: input.xid ?? existing.xid,

@@ -140,7 +140,13 @@ export class EventDetectorService {
   async update(user: Principal, xid: string, body: unknown): Promise<EventDetectorRecord> {
     const existing = await this.getForEdit(user, xid);
     const input = this.validator.validate<EventDetectorInput>('event-detector', body);
-    const point = await this.editablePoint(user, input.dataPointXid);
+    // The detector's own edit permission suffices while it stays on its point; moving it to
+    // another point needs edit permission there, as creating it would.
+    const point =
+      input.dataPointXid === existing.dataPointXid
+        ? await this.points.findById(existing.dataPointId)
+        : await this.editablePoint(user, input.dataPointXid);
+    if (!point) throw notFound();
     const config = detectorConfig(input, point);
     const saved = await this.repo
       .update(existing.id, {

@@ -2,6 +2,7 @@
 // a per-user token version (claim v) and by replacing the key pair.
 import { randomUUID } from 'node:crypto';
 import { errors, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { LRUCache } from 'lru-cache';
 import { ApiError } from '../http/errors.js';
 import type { SettingsRepository } from '../store/metadata/settings.js';
 
@@ -10,6 +11,8 @@ const KEY_SETTING = 'jwt.signingKey';
 // When a token names a key we do not hold, another instance may have reset the keys; look again
 // at most this often so forged kids cannot hammer the store.
 const RELOAD_INTERVAL_MS = 5_000;
+const KEY_CHECK_INTERVAL_MS = 30_000;
+const VERIFIED_TTL_MS = 30_000;
 
 interface StoredKey {
   kid: string;
@@ -52,6 +55,10 @@ const invalidToken = () => ApiError.unauthenticated('Invalid token');
 export class TokenService {
   private key!: LoadedKey;
   private lastReload = 0;
+  private lastKeyCheck = Date.now();
+  // An ES512 verification costs ~1.3 ms of CPU; a token already verified is remembered briefly
+  // (signature and claims only: the user's token version is still checked on every request).
+  private readonly verified = new LRUCache<string, VerifiedToken & { kid: string }>({ max: 10_000, ttl: VERIFIED_TTL_MS });
 
   constructor(private readonly settings: SettingsRepository) {}
 
@@ -75,6 +82,18 @@ export class TokenService {
 
   /** Checks signature, expiry and claims; the caller checks uid and v against the user. */
   async verify(token: string): Promise<VerifiedToken> {
+    await this.refreshKeyIfStale();
+    const hit = this.verified.get(token);
+    if (hit && hit.kid === this.key.kid) {
+      if (hit.expiry <= Date.now()) throw ApiError.unauthenticated('Token expired');
+      return hit;
+    }
+    const claims = await this.verifySignature(token);
+    this.verified.set(token, { ...claims, kid: this.key.kid });
+    return claims;
+  }
+
+  private async verifySignature(token: string): Promise<VerifiedToken> {
     try {
       const { payload, protectedHeader } = await jwtVerify(token, async (header) => this.publicKeyFor(header.kid), {
         algorithms: [ALG],
@@ -102,6 +121,19 @@ export class TokenService {
     const stored = await newStoredKey();
     await this.settings.put(KEY_SETTING, stored);
     this.key = await load(stored);
+    this.verified.clear();
+  }
+
+  /** Another instance may have reset the keys: look at the stored key now and then. */
+  private async refreshKeyIfStale(): Promise<void> {
+    const now = Date.now();
+    if (now - this.lastKeyCheck < KEY_CHECK_INTERVAL_MS) return;
+    this.lastKeyCheck = now;
+    const stored = await this.settings.get<StoredKey>(KEY_SETTING);
+    if (stored && stored.kid !== this.key.kid) {
+      this.key = await load(stored);
+      this.verified.clear();
+    }
   }
 
   private async publicKeyFor(kid: string | undefined): Promise<CryptoKey> {

@@ -1,5 +1,6 @@
 // Which metadata engines the suites run on: PGlite always, PostgreSQL when TEST_DATABASE_URL is set.
 import { randomBytes } from 'node:crypto';
+import { rmSync } from 'node:fs';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,7 +31,9 @@ export async function tempDir(prefix = 'dds-test-'): Promise<string> {
 let template: Promise<string> | undefined;
 function pgliteTemplate(): Promise<string> {
   template ??= (async () => {
-    const dir = join(await tempDir('dds-template-'), 'metadata');
+    const root = await tempDir('dds-template-');
+    process.once('exit', () => rmSync(root, { recursive: true, force: true }));
+    const dir = join(root, 'metadata');
     const db = await openPglite(dir);
     await migrate(db);
     await db.close();

@@ -1,0 +1,9 @@
+// Every benchmark the runner knows, in the order `npm run bench` runs them. To add one, write a
+// module exporting a Benchmark (see lib/benchmark.ts; lib/ has servers, load, API set-up, report)
+// and list it here.
+import type { Benchmark } from './lib/benchmark.js';
+import { loginBench } from './login.js';
+import { requests } from './requests.js';
+import { startup } from './startup.js';
+
+export const benchmarks: readonly Benchmark[] = [startup, loginBench, requests];
