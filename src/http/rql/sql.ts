@@ -19,6 +19,8 @@ export class SqlParams {
 export interface SqlQueryParts {
   /** A boolean SQL expression ("true" when there is no filter). */
   where: string;
+  /** How many leading `values` the WHERE binds (sort keys may bind more after them). */
+  whereValueCount: number;
   orderBy: string;
   limit: number;
   offset: number;
@@ -111,11 +113,12 @@ function sqlArrayType(ref: ColumnRef): string {
 
 export function toSql(resource: ResourceDef, plan: Plan, params: SqlParams = new SqlParams()): SqlQueryParts {
   const where = plan.filter ? nodeSql(plan.filter, params) : 'true';
+  const whereValueCount = params.values.length;
   const keys = plan.sort.map(({ ref, descending }) => {
     const column = expr(ref, params);
     const key = ref.type === 'enum' && !ref.asText ? rank(ref, params, column) : column;
     return `${key} ${descending ? 'desc nulls last' : 'asc nulls first'}`;
   });
   keys.push(resource.tiebreak);
-  return { where, orderBy: keys.join(', '), limit: plan.limit, offset: plan.offset, values: params.values };
+  return { where, whereValueCount, orderBy: keys.join(', '), limit: plan.limit, offset: plan.offset, values: params.values };
 }

@@ -12,19 +12,9 @@ export interface ListSource {
 
 const BATCH = 1000;
 
-/**
- * The count has no ORDER BY, so it binds only the values its WHERE uses: sort keys may carry values
- * of their own (enum ranks, tag keys), numbered after the filter's, and PostgreSQL refuses a bind
- * that supplies more parameters than the statement references.
- */
-function whereValues(q: SqlQueryParts): unknown[] {
-  let used = 0;
-  for (const m of q.where.matchAll(/\$(\d+)/g)) used = Math.max(used, Number(m[1]));
-  return q.values.slice(0, used);
-}
-
 export async function countRows(db: Queryable, source: ListSource, q: SqlQueryParts): Promise<number> {
-  const rows = await db.query<{ n: number }>(`select count(*)::int as n from ${source.from} where ${q.where}`, whereValues(q));
+  // No ORDER BY here, so only the WHERE's values are bound: PostgreSQL refuses unused parameters.
+  const rows = await db.query<{ n: number }>(`select count(*)::int as n from ${source.from} where ${q.where}`, q.values.slice(0, q.whereValueCount));
   return rows[0]?.n ?? 0;
 }
 
