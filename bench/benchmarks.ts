@@ -4,6 +4,7 @@
 import type { Benchmark } from './lib/benchmark.js';
 import { loginBench } from './login.js';
 import { requests } from './requests.js';
+import { rqlList } from './rql-list.js';
 import { startup } from './startup.js';
 
-export const benchmarks: readonly Benchmark[] = [startup, loginBench, requests];
+export const benchmarks: readonly Benchmark[] = [startup, loginBench, requests, rqlList];

@@ -82,7 +82,11 @@ function nodeSql(node: PlanNode, params: SqlParams): string {
       return `(${column} ${OPS[node.op]} ${bind(node.ref, node.value, params)})`;
     }
     case 'like': {
-      const column = expr(node.ref, params);
+      let column = expr(node.ref, params);
+      // Columns are collate "C", whose ILIKE folds ASCII letters only. A pattern with other letters
+      // (küche) is compared under the database's own collation, which folds them too (C.UTF-8 on
+      // PGlite and on a default Debian PostgreSQL); ASCII patterns keep the faster "C" comparison.
+      if (!node.caseSensitive && /[^\p{ASCII}]/u.test(node.pattern)) column = `${column} collate "default"`;
       const op = node.caseSensitive ? 'like' : 'ilike';
       return `(${column} ${op} ${params.add(likePattern(node.pattern))}::text escape '\\')`;
     }
