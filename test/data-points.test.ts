@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { assertError, assertHasMessage, assertValidation, type ValidationMessageShape } from './helpers/assertions.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { ApiClient, createUser } from './helpers/client.js';
+import { ApiClient, createRoleUsers, getList, loggedIn } from './helpers/client.js';
 import { announceEngines, metadataEngines } from './helpers/engines.js';
 
 interface PointBody {
@@ -19,11 +19,6 @@ interface PointBody {
   editPermission: string[];
   setPermission: string[];
   [key: string]: unknown;
-}
-
-interface List<T> {
-  items: T[];
-  total: number;
 }
 
 const DS = '/rest/latest/data-sources';
@@ -47,12 +42,6 @@ for (const engine of metadataEngines()) {
     const MQTT = 'dp-src-mqtt';
     /** A source operators may edit (but not the points' own permissions). */
     const OPS_SOURCE = 'dp-src-ops';
-
-    async function loggedIn(username: string, password: string): Promise<ApiClient> {
-      const c = new ApiClient(app.url);
-      await c.login(username, password);
-      return c;
-    }
 
     async function createSource(body: Record<string, unknown>): Promise<void> {
       const res = await admin.post(DS, body);
@@ -78,20 +67,12 @@ for (const engine of metadataEngines()) {
       return messages;
     }
 
-    async function list(client: ApiClient, query: string): Promise<List<PointBody>> {
-      const res = await client.get<List<PointBody>>(`${DP}?${query}`);
-      assert.equal(res.status, 200, res.text);
-      assert.deepEqual(Object.keys(res.body).sort(), ['items', 'total']);
-      return res.body;
-    }
+    const list = (client: ApiClient, query: string) => getList<PointBody>(client, `${DP}?${query}`);
 
     before(async () => {
       app = await startTestApp(engine);
-      admin = await loggedIn('admin', 'admin');
-      await createUser(admin, 'viewer', PASSWORD, { permissions: ['user'] });
-      await createUser(admin, 'operator', PASSWORD, { permissions: ['user', 'operators'] });
-      viewer = await loggedIn('viewer', PASSWORD);
-      operator = await loggedIn('operator', PASSWORD);
+      admin = await loggedIn(app.url, 'admin', 'admin');
+      ({ viewer, operator } = await createRoleUsers(admin, PASSWORD));
       await createSource({ xid: VIRTUAL, name: 'Virtual device', modelType: 'VIRTUAL' });
       await createSource({ xid: MODBUS, name: 'PLC', modelType: 'MODBUS_IP', host: '192.0.2.1' });
       await createSource({ xid: MQTT, name: 'Broker', modelType: 'MQTT_CLIENT', brokerUrl: 'mqtt://192.0.2.2:1883' });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { assertError, assertHasMessage, assertValidation } from './helpers/assertions.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { ApiClient, createUser } from './helpers/client.js';
+import { ApiClient, createRoleUsers, getList, loggedIn, type List } from './helpers/client.js';
 import { announceEngines, metadataEngines } from './helpers/engines.js';
 
 interface SourceBody {
@@ -17,11 +17,6 @@ interface SourceBody {
   state: string;
   lastError: string | null;
   [setting: string]: unknown;
-}
-
-interface List<T> {
-  items: T[];
-  total: number;
 }
 
 const DS = '/rest/latest/data-sources';
@@ -41,12 +36,6 @@ for (const engine of metadataEngines()) {
     let seq = 0;
     const unique = (prefix: string) => `${prefix}${++seq}`;
 
-    async function loggedIn(username: string, password: string): Promise<ApiClient> {
-      const c = new ApiClient(app.url);
-      await c.login(username, password);
-      return c;
-    }
-
     async function create(body: Record<string, unknown>, as = admin): Promise<SourceBody> {
       const res = await as.post<SourceBody>(DS, { modelType: 'VIRTUAL', ...body });
       assert.equal(res.status, 201, res.text);
@@ -60,20 +49,12 @@ for (const engine of metadataEngines()) {
       return (typeof settings === 'string' ? JSON.parse(settings) : settings) as Record<string, unknown>;
     }
 
-    async function list(client: ApiClient, query: string): Promise<List<SourceBody>> {
-      const res = await client.get<List<SourceBody>>(`${DS}?${query}`);
-      assert.equal(res.status, 200, res.text);
-      assert.deepEqual(Object.keys(res.body).sort(), ['items', 'total']);
-      return res.body;
-    }
+    const list = (client: ApiClient, query: string) => getList<SourceBody>(client, `${DS}?${query}`);
 
     before(async () => {
       app = await startTestApp(engine);
-      admin = await loggedIn('admin', 'admin');
-      await createUser(admin, 'viewer', PASSWORD, { permissions: ['user'] });
-      await createUser(admin, 'operator', PASSWORD, { permissions: ['user', 'operators'] });
-      viewer = await loggedIn('viewer', PASSWORD);
-      operator = await loggedIn('operator', PASSWORD);
+      admin = await loggedIn(app.url, 'admin', 'admin');
+      ({ viewer, operator } = await createRoleUsers(admin, PASSWORD));
     });
     after(() => app.stop());
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { assertError, assertHasMessage, assertValidation, type ValidationMessageShape } from './helpers/assertions.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { ApiClient, createUser } from './helpers/client.js';
+import { ApiClient, createRoleUsers, getList, loggedIn } from './helpers/client.js';
 import { announceEngines, metadataEngines } from './helpers/engines.js';
 
 interface DetectorBody {
@@ -15,11 +15,6 @@ interface DetectorBody {
   readPermission: string[];
   editPermission: string[];
   [setting: string]: unknown;
-}
-
-interface List<T> {
-  items: T[];
-  total: number;
 }
 
 const DS = '/rest/latest/data-sources';
@@ -47,12 +42,6 @@ for (const engine of metadataEngines()) {
     /** A NUMERIC point operators may edit. */
     const OPS_POINT = 'ed-ops-point';
 
-    async function loggedIn(username: string, password: string): Promise<ApiClient> {
-      const c = new ApiClient(app.url);
-      await c.login(username, password);
-      return c;
-    }
-
     async function createPoint(xid: string, pointLocator: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<void> {
       const res = await admin.post(DP, { xid, name: xid, dataSourceXid: SOURCE, pointLocator, ...extra });
       assert.equal(res.status, 201, res.text);
@@ -77,20 +66,12 @@ for (const engine of metadataEngines()) {
       return messages;
     }
 
-    async function list(client: ApiClient, query: string): Promise<List<DetectorBody>> {
-      const res = await client.get<List<DetectorBody>>(`${ED}?${query}`);
-      assert.equal(res.status, 200, res.text);
-      assert.deepEqual(Object.keys(res.body).sort(), ['items', 'total']);
-      return res.body;
-    }
+    const list = (client: ApiClient, query: string) => getList<DetectorBody>(client, `${ED}?${query}`);
 
     before(async () => {
       app = await startTestApp(engine);
-      admin = await loggedIn('admin', 'admin');
-      await createUser(admin, 'viewer', PASSWORD, { permissions: ['user'] });
-      await createUser(admin, 'operator', PASSWORD, { permissions: ['user', 'operators'] });
-      viewer = await loggedIn('viewer', PASSWORD);
-      operator = await loggedIn('operator', PASSWORD);
+      admin = await loggedIn(app.url, 'admin', 'admin');
+      ({ viewer, operator } = await createRoleUsers(admin, PASSWORD));
       const src = await admin.post(DS, { xid: SOURCE, name: 'Detector device', modelType: 'VIRTUAL' });
       assert.equal(src.status, 201, src.text);
       await createPoint(NUMERIC, { dataType: 'NUMERIC' });

@@ -99,3 +99,31 @@ export async function createUser(
   if (res.status !== 201) throw new Error(`create user ${username} failed: ${res.status} ${res.text}`);
   return res;
 }
+
+/** A new client logged in as the given user. */
+export async function loggedIn(baseUrl: string, username: string, password: string): Promise<ApiClient> {
+  const client = new ApiClient(baseUrl);
+  await client.login(username, password);
+  return client;
+}
+
+export interface List<T> {
+  items: T[];
+  total: number;
+}
+
+/** GETs a list endpoint and checks the envelope: 200 and exactly {items, total}. */
+export async function getList<T>(client: ApiClient, path: string): Promise<List<T>> {
+  const res = await client.get<List<T>>(path);
+  if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text}`);
+  const keys = Object.keys(res.body as object).sort().join(',');
+  if (keys !== 'items,total') throw new Error(`GET ${path}: envelope has keys ${keys}`);
+  return res.body;
+}
+
+/** The two role users the resource suites share: viewer (role user) and operator (user, operators). */
+export async function createRoleUsers(admin: ApiClient, password: string): Promise<{ viewer: ApiClient; operator: ApiClient }> {
+  await createUser(admin, 'viewer', password, { permissions: ['user'] });
+  await createUser(admin, 'operator', password, { permissions: ['user', 'operators'] });
+  return { viewer: await loggedIn(admin.baseUrl, 'viewer', password), operator: await loggedIn(admin.baseUrl, 'operator', password) };
+}
