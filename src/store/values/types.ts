@@ -1,0 +1,73 @@
+// The point-value store: the few verbs the historian needs, implemented by each engine
+// (DuckDB embedded, QuestDB server). Series are data point ids; timestamps are epoch ms.
+//
+// Semantics every engine shares (the contract test suite checks them):
+// - One value per (series, ts): writing a timestamp again replaces the earlier value (upsert), so a
+//   retried bulk request is harmless.
+// - Numeric data types (NUMERIC, MULTISTATE, BINARY as 0/1) live in `value`; ALPHANUMERIC in `text`.
+// - `append` resolves only when the values are durable and visible to every later read.
+
+/** A stored value as read back. */
+export interface StoredValue {
+  ts: number;
+  /** Numeric value (BINARY as 0 or 1); null for ALPHANUMERIC. */
+  value: number | null;
+  /** ALPHANUMERIC value; null otherwise. */
+  text: string | null;
+  annotation: string | null;
+}
+
+/**
+ * Values to append, column by column: no per-value objects on the ingest path. Rows need not be
+ * sorted nor belong to one series.
+ */
+export interface ValueBatch {
+  length: number;
+  series: Int32Array;
+  ts: Float64Array;
+  /** NaN where the row is ALPHANUMERIC. */
+  value: Float64Array;
+  /** Per-row text, or null when the batch holds no ALPHANUMERIC row. */
+  text: (string | null)[] | null;
+  /** Per-row annotation, or null when the batch holds none. */
+  annotation: (string | null)[] | null;
+}
+
+/**
+ * Partial aggregates of the numeric values of one series inside one bucket [start, start + size).
+ * Mergeable in time order, so a rollup over whole buckets never reads raw rows.
+ */
+export interface BucketAggregate {
+  start: number;
+  count: number;
+  sum: number;
+  min: number;
+  max: number;
+  firstTs: number;
+  firstValue: number;
+  lastTs: number;
+  lastValue: number;
+  /** Σ v_i × (t_{i+1} − t_i) over consecutive values inside the bucket, in value × ms. */
+  innerIntegral: number;
+}
+
+/** Size of the buckets engines keep partial aggregates for. */
+export const BUCKET_MS = 3_600_000;
+
+export interface PointValueStore {
+  readonly engine: 'duckdb' | 'questdb';
+  append(batch: ValueBatch): Promise<void>;
+  /** Newest first, at most `limit`. */
+  latest(series: number, limit: number): Promise<StoredValue[]>;
+  /** Values with from <= ts < to, oldest first, in batches; at most `limit` values when given. */
+  range(series: number, from: number, to: number, limit?: number): AsyncIterable<StoredValue[]>;
+  /** The value in force at t: the newest with ts <= t. */
+  valueAt(series: number, t: number): Promise<StoredValue | undefined>;
+  /** Partial aggregates of the buckets (BUCKET_MS, aligned to the epoch) starting in [from, to), ascending; empty buckets omitted. */
+  buckets(series: number, from: number, to: number): Promise<BucketAggregate[]>;
+  /** Deletes values with from <= ts < to; returns how many. */
+  delete(series: number, from: number, to: number): Promise<number>;
+  /** A cheap round trip, for /health. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
