@@ -26,6 +26,19 @@ export interface Config {
   basicAuthEnabled: boolean;
   passwordMaxAgeDays: number;
   adminPassword: string | undefined;
+  values: {
+    /** QuestDB ILP/HTTP config string (http::addr=host:9000); with questdbPg, switches to QuestDB. */
+    questdbIlp: string | undefined;
+    questdbPg: string | undefined;
+    /** ILP protocol version; unset lets the client negotiate (older servers need 1). */
+    questdbProtocolVersion: 1 | 2 | undefined;
+    /** Values that may wait in the write buffer before writers are held back. */
+    writeBufferValues: number;
+    /** Points whose newest values the latest-value cache keeps. */
+    latestCachePoints: number;
+    /** DuckDB's memory limit (its buffer pool), e.g. 768MB. */
+    duckdbMemoryLimit: string;
+  };
   rateLimit: {
     enabled: boolean;
     anonymous: TokenBucketConfig;
@@ -102,6 +115,32 @@ function bucket(env: Env, prefix: string, burst: number, perSecond: number): Tok
   };
 }
 
+function memorySize(env: Env, name: string, fallback: string): string {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(raw)) throw new ConfigError(`${name} must be a size such as 768MB or 2GB, got "${raw}"`);
+  return raw;
+}
+
+function questdbSettings(env: Env): Config['values'] {
+  const ilp = env.QUESTDB_ILP?.trim() || undefined;
+  const pg = postgresUrl(env, 'QUESTDB_PG');
+  if ((ilp === undefined) !== (pg === undefined)) throw new ConfigError('QUESTDB_ILP and QUESTDB_PG must be set together');
+  // ILP over HTTP only: TCP reports no errors and has no transactions, so we could not ack durably.
+  if (ilp !== undefined && !/^https?::addr=[^;]+/.test(ilp)) {
+    throw new ConfigError('QUESTDB_ILP must look like http::addr=host:9000 (http or https)');
+  }
+  const version = env.QUESTDB_PROTOCOL_VERSION?.trim();
+  return {
+    questdbIlp: ilp,
+    questdbPg: pg,
+    questdbProtocolVersion: version ? (integer(env, 'QUESTDB_PROTOCOL_VERSION', 2, 1, 2) as 1 | 2) : undefined,
+    writeBufferValues: integer(env, 'WRITE_BUFFER_VALUES', 500_000, 1_000, 100_000_000),
+    latestCachePoints: integer(env, 'LATEST_CACHE_POINTS', 100_000, 100, 100_000_000),
+    duckdbMemoryLimit: memorySize(env, 'DUCKDB_MEMORY_LIMIT', '768MB'),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const adminPassword = env.ADMIN_PASSWORD === '' ? undefined : env.ADMIN_PASSWORD;
   if (adminPassword !== undefined && adminPassword.length < 8) {
@@ -129,6 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
     basicAuthEnabled: boolean(env, 'BASIC_AUTH_ENABLED', false),
     passwordMaxAgeDays: integer(env, 'PASSWORD_MAX_AGE_DAYS', 0, 0, 36500),
     adminPassword,
+    values: questdbSettings(env),
     rateLimit: {
       enabled: boolean(env, 'RATE_LIMIT_ENABLED', true),
       anonymous: bucket(env, 'RATE_LIMIT_ANON', 40, 5),

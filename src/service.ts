@@ -65,6 +65,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
           server.close(() => resolve());
           server.closeIdleConnections();
         });
+        await services.close();
         await db.close();
       })();
       return stopping;

@@ -13,8 +13,13 @@ export function healthRouter(s: Services): Router<AppState> {
     } catch {
       metadata = { engine: s.db.engine, ok: false };
     }
-    // The point-value store joins here when the historian lands.
-    const values = { engine: 'none', ok: true };
+    let values: { engine: string; ok: boolean };
+    try {
+      await s.pointValues.store.ping();
+      values = { engine: s.pointValues.store.engine, ok: true };
+    } catch {
+      values = { engine: s.pointValues.store.engine, ok: false };
+    }
     const ok = metadata.ok && values.ok;
     ctx.status = ok ? 200 : 503;
     ctx.body = { status: ok ? 'ok' : 'degraded', metadata, values };

@@ -129,7 +129,22 @@ function mqttLocator(loc: DataPointInput['pointLocator'], problems: ValidationMe
 
 const notFound = () => ApiError.notFound('Data point not found');
 
+/** Something that caches points (the point-value service) and must forget a changed one. */
+export interface DataPointListener {
+  pointChanged(point: DataPointRecord): void;
+}
+
 export class DataPointService {
+  private readonly listeners: DataPointListener[] = [];
+
+  onChange(listener: DataPointListener): void {
+    this.listeners.push(listener);
+  }
+
+  private changed(point: DataPointRecord): void {
+    for (const l of this.listeners) l.pointChanged(point);
+  }
+
   constructor(
     private readonly repo: DataPointsRepository,
     private readonly sources: DataSourceService,
@@ -229,12 +244,14 @@ export class DataPointService {
         throw translateDuplicateXid(err);
       });
     if (!saved) throw notFound();
+    this.changed(existing);
     return saved;
   }
 
   async delete(user: Principal, xid: string): Promise<DataPointRecord> {
     const existing = await this.getForEdit(user, xid);
     await this.repo.delete(existing.id);
+    this.changed(existing);
     return existing;
   }
 

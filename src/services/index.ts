@@ -9,10 +9,12 @@ import { EventDetectorsRepository } from '../store/metadata/event-detectors.js';
 import { SessionsRepository } from '../store/metadata/sessions.js';
 import { SettingsRepository } from '../store/metadata/settings.js';
 import { UsersRepository } from '../store/metadata/users.js';
+import { openValueStore } from '../store/values/open.js';
 import { AuthService } from './auth.js';
 import { DataPointService } from './data-points.js';
 import { DataSourceService } from './data-sources.js';
 import { EventDetectorService } from './event-detectors.js';
+import { PointValueService } from './point-values.js';
 import { SessionService } from './sessions.js';
 import { TokenService } from './tokens.js';
 import { UserService } from './users.js';
@@ -29,6 +31,9 @@ export interface Services {
   dataSources: DataSourceService;
   dataPoints: DataPointService;
   eventDetectors: EventDetectorService;
+  pointValues: PointValueService;
+  /** Drains the write buffer and closes the stores. */
+  close(): Promise<void>;
 }
 
 export async function createServices(config: Config, db: MetadataDb): Promise<Services> {
@@ -49,5 +54,32 @@ export async function createServices(config: Config, db: MetadataDb): Promise<Se
   const dataSources = new DataSourceService(new DataSourcesRepository(db), validator);
   const dataPoints = new DataPointService(new DataPointsRepository(db), dataSources, validator);
   const eventDetectors = new EventDetectorService(new EventDetectorsRepository(db), dataPoints, validator);
-  return { config, db, validator, rateLimiter, users, sessions, tokens, auth, dataSources, dataPoints, eventDetectors };
+  const valueStore = await openValueStore(config);
+  const pointValues = new PointValueService(valueStore, dataPoints, dataSources, config.values);
+  // Cached points must follow renames, permission changes and deletions (also of a whole source).
+  dataPoints.onChange({ pointChanged: (p) => pointValues.forgetPoint(p) });
+  dataSources.onChange({
+    sourceSaved: () => undefined,
+    async sourceDeleted(ds) {
+      for (const p of await dataPoints.forSource(ds.id)) pointValues.forgetPoint(p);
+    },
+  });
+  return {
+    config,
+    db,
+    validator,
+    rateLimiter,
+    users,
+    sessions,
+    tokens,
+    auth,
+    dataSources,
+    dataPoints,
+    eventDetectors,
+    pointValues,
+    async close() {
+      await pointValues.close();
+      await valueStore.close();
+    },
+  };
 }

@@ -1,0 +1,232 @@
+// The point-value pipeline: accept → type check and coercion → write buffer → store, then the
+// latest-value cache and the live bus; and the reads (latest, raw ranges, rollups) with permissions.
+import { LRUCache } from 'lru-cache';
+import { PointValueBus, type LiveValueKind } from '../runtime/bus.js';
+import { ApiError, validationMessage, type ValidationMessage } from '../http/errors.js';
+import { parseInstant } from '../http/time.js';
+import type { DataPointRecord } from '../store/metadata/data-points.js';
+import type { PointValueStore, StoredValue, ValueBatch } from '../store/values/types.js';
+import { WriteBuffer } from '../store/values/write-buffer.js';
+import type { DataPointService } from './data-points.js';
+import type { DataSourceService } from './data-sources.js';
+import { LatestValueCache } from './latest-cache.js';
+import { assertPermission, hasPermission, type Principal } from './permissions.js';
+import { apiValue, coerceValue } from './point-value-types.js';
+
+export const MAX_LATEST_LIMIT = 10_000;
+
+/** One value to write, already checked. */
+interface Accepted {
+  point: DataPointRecord;
+  ts: number;
+  value: number;
+  text: string | null;
+  annotation: string | null;
+}
+
+export interface SetValueResult {
+  xid: string;
+  dataType: string;
+  value: unknown;
+  timestamp: number;
+  annotation: string | null;
+}
+
+const pointNotFound = () => ApiError.notFound('Data point not found');
+// Bounds how long another instance's rename or permission change can go unnoticed here.
+const POINT_CACHE_TTL_MS = 2_000;
+
+export class PointValueService {
+  readonly bus = new PointValueBus();
+  private readonly latestCache: LatestValueCache;
+  private readonly buffer: WriteBuffer;
+  private readonly pointsByXid = new LRUCache<string, DataPointRecord>({ max: 100_000, ttl: POINT_CACHE_TTL_MS });
+
+  constructor(
+    readonly store: PointValueStore,
+    private readonly points: DataPointService,
+    private readonly sources: DataSourceService,
+    options: { writeBufferValues: number; latestCachePoints: number },
+  ) {
+    this.latestCache = new LatestValueCache(store, options.latestCachePoints);
+    this.buffer = new WriteBuffer(store, options.writeBufferValues);
+  }
+
+  /** A point changed or disappeared: forget what was cached about it. */
+  forgetPoint(point: Pick<DataPointRecord, 'id' | 'xid'>): void {
+    this.pointsByXid.delete(point.xid);
+    this.latestCache.invalidate(point.id);
+  }
+
+  async point(xid: string): Promise<DataPointRecord | undefined> {
+    let p = this.pointsByXid.get(xid);
+    if (!p) {
+      p = await this.points.findByXid(xid);
+      if (p) this.pointsByXid.set(xid, p);
+    }
+    return p;
+  }
+
+  /** The point, if it exists and the user may read it (404 before 403). */
+  async readablePoint(user: Principal, xid: string): Promise<DataPointRecord> {
+    const p = await this.point(xid);
+    if (!p) throw pointNotFound();
+    assertPermission(user, p.readPermission);
+    return p;
+  }
+
+  async latest(point: DataPointRecord, limit: number): Promise<StoredValue[]> {
+    return this.latestCache.latest(point.id, limit);
+  }
+
+  /** PUT /point-values/<xid>: the point must be live and settable, the caller needs set permission. */
+  async set(user: Principal, xid: string, body: unknown): Promise<SetValueResult> {
+    const point = await this.point(xid);
+    if (!point) throw pointNotFound();
+    assertPermission(user, point.setPermission);
+    const input = (body ?? {}) as Record<string, unknown>;
+    const problems: ValidationMessage[] = [];
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ApiError.invalid('', 'must be an object {dataType, value}');
+    if (input.dataType === undefined) problems.push(validationMessage('dataType', 'is required'));
+    else if (input.dataType !== point.dataType) problems.push(validationMessage('dataType', `must be ${point.dataType}, the point's data type`));
+    if (input.value === undefined) problems.push(validationMessage('value', 'is required'));
+    if (!point.settable) problems.push(validationMessage('xid', 'Data point is not settable'));
+    const source = await this.sources.findById(point.dataSourceId);
+    if (!point.enabled || !source?.enabled) problems.push(validationMessage('xid', 'Data point is not enabled (the point and its data source must be enabled)'));
+    const ts = input.timestamp === undefined ? Date.now() : toTimestamp(input.timestamp);
+    if (ts === undefined) problems.push(validationMessage('timestamp', 'must be epoch milliseconds or an ISO 8601 date with offset'));
+    const annotation = input.annotation === undefined || input.annotation === null ? null : input.annotation;
+    if (annotation !== null && typeof annotation !== 'string') problems.push(validationMessage('annotation', 'must be a string'));
+    const coerced = input.value === undefined ? undefined : coerceValue(point.dataType, input.value);
+    if (typeof coerced === 'string') problems.push(validationMessage('value', coerced));
+    if (problems.length > 0 || coerced === undefined || typeof coerced === 'string' || ts === undefined) throw ApiError.validation(problems);
+
+    const accepted: Accepted = { point, ts, value: coerced.value, text: coerced.text, annotation: annotation as string | null };
+    await this.write([accepted], 'SET');
+    const stored: StoredValue = { ts, value: point.dataType === 'ALPHANUMERIC' ? null : coerced.value, text: coerced.text, annotation: accepted.annotation };
+    return { xid: point.xid, dataType: point.dataType, value: apiValue(point.dataType, stored), timestamp: ts, annotation: accepted.annotation };
+  }
+
+  /** POST /point-values: validated as a whole (nothing is written unless every entry is good). */
+  async bulk(user: Principal, body: unknown): Promise<number> {
+    if (!Array.isArray(body)) throw ApiError.invalid('', 'must be an array of {xid, value, timestamp}');
+    const problems: ValidationMessage[] = [];
+    const accepted: Accepted[] = [];
+    const denied = new Set<string>();
+    for (let i = 0; i < body.length; i++) {
+      const entry = body[i] as Record<string, unknown> | null;
+      const at = (field: string) => `[${i}].${field}`;
+      if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
+        problems.push(validationMessage(`[${i}]`, 'must be an object {xid, value, timestamp}'));
+        continue;
+      }
+      if (typeof entry.xid !== 'string') {
+        problems.push(validationMessage(at('xid'), entry.xid === undefined ? 'is required' : 'must be a string'));
+        continue;
+      }
+      const point = await this.point(entry.xid);
+      if (!point) {
+        problems.push(validationMessage(at('xid'), 'Data point not found'));
+        continue;
+      }
+      if (!hasPermission(user, point.setPermission)) denied.add(point.xid);
+      if (entry.dataType !== undefined && entry.dataType !== point.dataType) problems.push(validationMessage(at('dataType'), `must be ${point.dataType}, the point's data type`));
+      const ts = entry.timestamp === undefined ? undefined : toTimestamp(entry.timestamp);
+      if (ts === undefined) problems.push(validationMessage(at('timestamp'), entry.timestamp === undefined ? 'is required' : 'must be epoch milliseconds or an ISO 8601 date with offset'));
+      const coerced = entry.value === undefined ? 'is required' : coerceValue(point.dataType, entry.value);
+      if (typeof coerced === 'string') problems.push(validationMessage(at('value'), coerced));
+      const annotation = entry.annotation ?? null;
+      if (annotation !== null && typeof annotation !== 'string') problems.push(validationMessage(at('annotation'), 'must be a string'));
+      if (problems.length === 0 && typeof coerced !== 'string' && ts !== undefined) {
+        accepted.push({ point, ts, value: coerced.value, text: coerced.text, annotation: annotation as string | null });
+      }
+      // A huge bad body need not be reported line by line.
+      if (problems.length >= 100) break;
+    }
+    if (denied.size > 0) throw ApiError.accessDenied(`Access denied: no set permission on ${[...denied].slice(0, 10).join(', ')}`);
+    if (problems.length > 0) throw ApiError.validation(problems);
+    await this.write(accepted, 'UPDATE');
+    return accepted.length;
+  }
+
+  /** DELETE /point-values/<xid>?from&to: history is the point's, so this needs edit permission. */
+  async delete(user: Principal, xid: string, from: number, to: number): Promise<number> {
+    const point = await this.point(xid);
+    if (!point) throw pointNotFound();
+    assertPermission(user, point.readPermission);
+    if (!(await this.points.mayEdit(user, point))) throw ApiError.accessDenied();
+    const deleted = await this.store.delete(point.id, from, to);
+    this.latestCache.invalidate(point.id);
+    return deleted;
+  }
+
+  /** Drains the write buffer. */
+  close(): Promise<void> {
+    return this.buffer.close();
+  }
+
+  get bufferedValues(): number {
+    return this.buffer.bufferedValues;
+  }
+
+  /**
+   * Writes durably, then lets the values that became their point's newest act as live values
+   * (latest cache, bus); older ones only enter history.
+   */
+  private async write(values: readonly Accepted[], kind: LiveValueKind): Promise<void> {
+    const byPoint = new Map<number, Accepted[]>();
+    for (const v of values) {
+      let list = byPoint.get(v.point.id);
+      if (!list) byPoint.set(v.point.id, (list = []));
+      list.push(v);
+    }
+    // Know each point's newest before writing, so "newer than the latest" means newer than before.
+    const previous = new Map<number, StoredValue | undefined>();
+    for (const id of byPoint.keys()) previous.set(id, await this.latestCache.newest(id));
+
+    await this.buffer.write(toBatch(values));
+
+    for (const [id, list] of byPoint) {
+      list.sort((a, b) => a.ts - b.ts);
+      const stored = list.map(toStored);
+      const live = this.latestCache.applyWritten(id, stored);
+      if (this.bus.listenerCount === 0) continue;
+      const point = list[0]!.point;
+      let before = previous.get(id);
+      for (const value of kind === 'SET' ? stored : live) {
+        this.bus.publish({ pointId: id, xid: point.xid, dataType: point.dataType, value, previous: before, kind });
+        before = value;
+      }
+    }
+  }
+}
+
+function toStored(a: Accepted): StoredValue {
+  return { ts: a.ts, value: a.point.dataType === 'ALPHANUMERIC' ? null : a.value, text: a.text, annotation: a.annotation };
+}
+
+function toBatch(values: readonly Accepted[]): ValueBatch {
+  const n = values.length;
+  const batch: ValueBatch = {
+    length: n,
+    series: new Int32Array(n),
+    ts: new Float64Array(n),
+    value: new Float64Array(n),
+    text: values.some((v) => v.text !== null) ? new Array<string | null>(n) : null,
+    annotation: values.some((v) => v.annotation !== null) ? new Array<string | null>(n) : null,
+  };
+  for (let i = 0; i < n; i++) {
+    const v = values[i]!;
+    batch.series[i] = v.point.id;
+    batch.ts[i] = v.ts;
+    batch.value[i] = v.value;
+    if (batch.text) batch.text[i] = v.text;
+    if (batch.annotation) batch.annotation[i] = v.annotation;
+  }
+  return batch;
+}
+
+/** Epoch ms from a number or an ISO 8601 string with offset; undefined when neither. */
+function toTimestamp(raw: unknown): number | undefined {
+  return typeof raw === 'number' || typeof raw === 'string' ? parseInstant(raw) : undefined;
+}

@@ -1,0 +1,959 @@
+// The embedded point-value store: DuckDB, one file (DATA_DIR/values/values.duckdb), one instance per
+// process.
+//
+// Layout
+// - point_values (series_id, ts, value, text, annotation): the raw rows, one per (series, ts). Every
+//   appended group is sorted by (series, ts) first, so row-group zone maps on series_id and ts prune
+//   range scans; compact() rewrites the table fully sorted.
+// - point_buckets (series_id, bucket = floor(ts / BUCKET_MS), count, sum, min, max, first_ts,
+//   first_value, last_ts, last_value, inner_integral): hourly partial aggregates of the numeric
+//   values, written in the same transaction as the raw rows. A bucket may hold several partial rows
+//   with disjoint, time-ordered spans (one per append that reached it); buckets() merges them in JS
+//   and compact() merges them in SQL. So buckets() over a year of one series reads ~8,760 rows.
+//
+// Writes (append, delete, compact) go through one queue, one transaction at a time, on one
+// connection; consecutive queued appends share a transaction (group commit). Reads use a small pool
+// of other connections and see only committed transactions, so a resolved append is visible to every
+// later read, and durable: DuckDB writes the WAL at commit.
+//
+// Upsert without read-time deduplication: the newest ts of every series is kept in memory (loaded at
+// open). Rows newer than it (the common case: live data, a bulk load in time order) are a pure
+// append, and their partial aggregates are computed in JS in one pass. Rows at or below it are late:
+// the older rows with the same (series, ts) are deleted in the same transaction before the new ones
+// are appended, and the touched buckets are recomputed from the raw rows in SQL. Inside one append the
+// last row for a (series, ts) wins. The raw table therefore never holds two rows for one key, and
+// reads are plain filtered scans.
+//
+// Values are assumed finite: NaN means "no numeric value" (an ALPHANUMERIC row), ±Infinity and a
+// non-integer or out-of-range ts make append() reject the whole batch with a RangeError (nothing
+// written). The pipeline never sends them.
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import {
+  BIGINT,
+  DOUBLE,
+  DuckDBDataChunk,
+  DuckDBInstance,
+  DuckDBTypeId,
+  INTEGER,
+  VARCHAR,
+  type DuckDBAppender,
+  type DuckDBBigIntVector,
+  type DuckDBConnection,
+  type DuckDBDoubleVector,
+  type DuckDBIntegerVector,
+  type DuckDBPreparedStatement,
+  type DuckDBResultReader,
+  type DuckDBType,
+  type DuckDBVarCharVector,
+} from '@duckdb/node-api';
+import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue, type ValueBatch } from './types.js';
+
+export interface DuckDbStoreOptions {
+  /** Reader connections (default 4). */
+  readers?: number;
+  /** DuckDB worker threads (default: DuckDB's, one per core). */
+  threads?: number;
+  /** DuckDB memory limit, e.g. '2GB' (default: DuckDB's, 80 % of RAM). */
+  memoryLimit?: string;
+  /** WAL size that triggers an automatic checkpoint, e.g. '64MB' (default: DuckDB's, 16 MiB). */
+  checkpointThreshold?: string;
+  /** Values per batch yielded by range() (default 10,000). */
+  pageSize?: number;
+  /** Most values one write transaction takes from the queue (default 200,000; a larger append goes alone). */
+  maxGroupValues?: number;
+}
+
+/** The DuckDB store: the PointValueStore verbs plus maintenance. */
+export interface DuckDbValueStore extends PointValueStore {
+  readonly engine: 'duckdb';
+  /**
+   * Rewrites the raw table sorted by (series, ts) and merges partial bucket rows, then checkpoints.
+   * Queued with the writes, so concurrent appends wait and are kept; a no-op when nothing was written
+   * since the last compaction in this process.
+   */
+  compact(): Promise<void>;
+}
+
+export const VALUES_FILE = 'values.duckdb';
+
+/** Timestamps are epoch ms in the range of a JS Date. */
+const MAX_TS = 8.64e15;
+const H = BUCKET_MS;
+/** floor(ts / BUCKET_MS) in SQL: `//` truncates towards zero, which is wrong before 1970. */
+const BUCKET_OF_TS = `((p.ts - ((p.ts % ${H}) + ${H}) % ${H}) // ${H})`;
+/** DuckDB's vector size: the most rows in one data chunk. */
+const CHUNK_ROWS = 2048;
+
+const RAW_TYPES: DuckDBType[] = [INTEGER, BIGINT, DOUBLE, VARCHAR, VARCHAR];
+const BUCKET_TYPES: DuckDBType[] = [INTEGER, BIGINT, INTEGER, DOUBLE, DOUBLE, DOUBLE, BIGINT, DOUBLE, BIGINT, DOUBLE, DOUBLE];
+
+const SCHEMA = [
+  `CREATE TABLE IF NOT EXISTS point_values (
+     series_id INTEGER NOT NULL, ts BIGINT NOT NULL, value DOUBLE, text VARCHAR, annotation VARCHAR)`,
+  `CREATE TABLE IF NOT EXISTS point_buckets (
+     series_id INTEGER NOT NULL, bucket BIGINT NOT NULL, count INTEGER NOT NULL, sum DOUBLE NOT NULL,
+     min DOUBLE NOT NULL, max DOUBLE NOT NULL, first_ts BIGINT NOT NULL, first_value DOUBLE NOT NULL,
+     last_ts BIGINT NOT NULL, last_value DOUBLE NOT NULL, inner_integral DOUBLE NOT NULL)`,
+];
+
+const SQL = {
+  maxTs: 'SELECT series_id, max(ts)::DOUBLE FROM point_values GROUP BY series_id',
+  seriesMaxTs: 'SELECT max(ts)::DOUBLE FROM point_values WHERE series_id = $1',
+  latest: `SELECT ts::DOUBLE, value, text, annotation FROM point_values
+           WHERE series_id = $1 ORDER BY ts DESC LIMIT $2`,
+  valueAt: `SELECT ts::DOUBLE, value, text, annotation FROM point_values
+            WHERE series_id = $1 AND ts <= $2 ORDER BY ts DESC LIMIT 1`,
+  range: `SELECT ts::DOUBLE, value, text, annotation FROM point_values
+          WHERE series_id = $1 AND ts >= $2 AND ts < $3 ORDER BY ts LIMIT $4`,
+  buckets: `SELECT bucket::DOUBLE, count, sum, min, max, first_ts::DOUBLE, first_value, last_ts::DOUBLE,
+                   last_value, inner_integral
+            FROM point_buckets WHERE series_id = $1 AND bucket >= $2 AND bucket < $3
+            ORDER BY bucket, first_ts`,
+  ping: 'SELECT 1',
+  // Late rows: remove the stored rows they replace (bounds let zone maps prune).
+  clearLateKeys: 'DELETE FROM late_keys',
+  deleteReplaced: `DELETE FROM point_values AS p USING late_keys AS k
+                   WHERE p.series_id = k.series_id AND p.ts = k.ts
+                     AND p.series_id BETWEEN $1 AND $2 AND p.ts BETWEEN $3 AND $4`,
+  // Touched buckets: drop their rows, recompute them from the raw rows.
+  clearTouched: 'DELETE FROM touched',
+  deleteTouchedBuckets: `DELETE FROM point_buckets AS b USING touched AS t
+                         WHERE b.series_id = t.series_id AND b.bucket = t.bucket
+                           AND b.series_id BETWEEN $1 AND $2 AND b.bucket BETWEEN $3 AND $4`,
+  recomputeTouched: `INSERT INTO point_buckets
+      SELECT series_id, bucket, count(*)::INTEGER, sum(value), min(value), max(value),
+             min(ts), arg_min(value, ts), max(ts), arg_max(value, ts),
+             coalesce(sum(value * (next_ts - ts)), 0)
+      FROM (SELECT p.series_id, t.bucket, p.ts, p.value,
+                   lead(p.ts) OVER (PARTITION BY p.series_id, t.bucket ORDER BY p.ts) AS next_ts
+            FROM point_values AS p JOIN touched AS t
+              ON p.series_id = t.series_id AND ${BUCKET_OF_TS} = t.bucket
+            WHERE p.value IS NOT NULL AND p.series_id BETWEEN $1 AND $2 AND p.ts >= $3 AND p.ts < $4)
+      GROUP BY series_id, bucket`,
+  deleteRange: 'DELETE FROM point_values WHERE series_id = $1 AND ts >= $2 AND ts < $3',
+  deleteBucketRange: 'DELETE FROM point_buckets WHERE series_id = $1 AND bucket >= $2 AND bucket <= $3',
+  insertTouched: 'INSERT INTO touched VALUES ($1, $2)',
+};
+
+const COMPACT = [
+  'DROP TABLE IF EXISTS point_values_sorted',
+  'DROP TABLE IF EXISTS point_buckets_merged',
+  `CREATE TABLE point_values_sorted AS
+     SELECT series_id, ts, value, text, annotation FROM point_values ORDER BY series_id, ts`,
+  // Partial rows of one bucket have disjoint spans: link each to the one before it in time.
+  `CREATE TABLE point_buckets_merged AS
+     SELECT series_id, bucket, sum(count)::INTEGER AS count, sum(sum) AS sum, min(min) AS min, max(max) AS max,
+            min(first_ts) AS first_ts, arg_min(first_value, first_ts) AS first_value,
+            max(last_ts) AS last_ts, arg_max(last_value, last_ts) AS last_value,
+            sum(inner_integral) + coalesce(sum(link), 0) AS inner_integral
+     FROM (SELECT *, lag(last_value) OVER w * (first_ts - lag(last_ts) OVER w) AS link
+           FROM point_buckets WINDOW w AS (PARTITION BY series_id, bucket ORDER BY first_ts))
+     GROUP BY series_id, bucket ORDER BY series_id, bucket`,
+  'DROP TABLE point_values',
+  'ALTER TABLE point_values_sorted RENAME TO point_values',
+  'DROP TABLE point_buckets',
+  'ALTER TABLE point_buckets_merged RENAME TO point_buckets',
+];
+
+/** A connection with its prepared statements; used by one caller at a time. */
+class Session {
+  private readonly statements = new Map<string, DuckDBPreparedStatement>();
+  constructor(readonly conn: DuckDBConnection) {}
+
+  /** Runs a cached prepared statement with numeric parameters bound as the types DuckDB inferred. */
+  async query(sql: string, params: readonly number[] = []): Promise<DuckDBResultReader> {
+    let st = this.statements.get(sql);
+    if (!st) {
+      st = await this.conn.prepare(sql);
+      this.statements.set(sql, st);
+    }
+    for (let i = 0; i < params.length; i++) bindNumber(st, i + 1, params[i]!);
+    return st.runAndReadAll();
+  }
+
+  /** Statement text without parameters (transaction control, DDL). */
+  async exec(sql: string): Promise<void> {
+    await this.conn.run(sql);
+  }
+
+  /** Prepared statements name tables; after DDL they are re-prepared. */
+  forgetStatements(): void {
+    for (const st of this.statements.values()) st.destroySync();
+    this.statements.clear();
+  }
+
+  close(): void {
+    this.forgetStatements();
+    this.conn.closeSync();
+  }
+}
+
+function bindNumber(st: DuckDBPreparedStatement, index: number, value: number): void {
+  switch (st.parameterTypeId(index)) {
+    case DuckDBTypeId.INTEGER:
+      st.bindInteger(index, value);
+      return;
+    case DuckDBTypeId.BIGINT:
+      st.bindBigInt(index, BigInt(value));
+      return;
+    default:
+      st.bindDouble(index, value);
+  }
+}
+
+/** Reader connections, each lent to one query at a time. */
+class Pool {
+  private readonly free: Session[];
+  private readonly waiting: ((s: Session) => void)[] = [];
+  private active = 0;
+  private idle: (() => void) | undefined;
+
+  constructor(private readonly sessions: Session[]) {
+    this.free = [...sessions];
+  }
+
+  async use<T>(fn: (s: Session) => Promise<T>): Promise<T> {
+    const s = this.free.pop() ?? (await new Promise<Session>((resolve) => this.waiting.push(resolve)));
+    this.active++;
+    try {
+      return await fn(s);
+    } finally {
+      this.active--;
+      const next = this.waiting.shift();
+      if (next) next(s);
+      else this.free.push(s);
+      if (this.active === 0) this.idle?.();
+    }
+  }
+
+  forgetStatements(): void {
+    for (const s of this.free) s.forgetStatements();
+  }
+
+  /** Waits for the queries in flight, then closes every connection. */
+  async close(): Promise<void> {
+    if (this.active > 0) await new Promise<void>((resolve) => (this.idle = resolve));
+    for (const s of this.sessions) s.close();
+  }
+}
+
+/** A batch's rows in (series, ts) order, one per (series, ts) (the last written wins), cut by series. */
+interface SortedRows {
+  /** Row indices into the batch. */
+  perm: Uint32Array;
+  n: number;
+  /** Per series, ascending: the series id and its rows perm[start, end). */
+  segSeries: number[];
+  segStart: number[];
+  segEnd: number[];
+}
+
+/** Rejects what the store cannot keep; the pipeline never sends it. */
+function validate(batch: ValueBatch): void {
+  const { ts, value } = batch;
+  if (ts.length < batch.length || value.length < batch.length || batch.series.length < batch.length) {
+    throw new RangeError('value batch columns are shorter than its length');
+  }
+  for (let i = 0; i < batch.length; i++) {
+    const t = ts[i]!;
+    if (!Number.isInteger(t) || t < -MAX_TS || t > MAX_TS) throw new RangeError(`invalid timestamp ${t} at row ${i}`);
+    const v = value[i]!;
+    if (v === Infinity || v === -Infinity) throw new RangeError(`infinite value at row ${i}`);
+  }
+}
+
+/**
+ * Orders a batch by (series, ts) without a comparison sort in the common case (each series' rows
+ * already strictly increasing): rows are counted per series and placed series by series; only a
+ * series whose rows arrive out of order or repeat a ts is sorted, keeping the last row per ts.
+ */
+function sortRows(batch: ValueBatch): SortedRows {
+  const { series, ts, length } = batch;
+  const groupOf = new Map<number, number>();
+  const gSeries: number[] = [];
+  const gCount: number[] = [];
+  const gLastTs: number[] = [];
+  const gOrdered: boolean[] = [];
+  const rowGroup = new Uint32Array(length);
+  let prevSeries = NaN;
+  let g = -1;
+  for (let i = 0; i < length; i++) {
+    const s = series[i]!;
+    if (s !== prevSeries) {
+      // A run of rows of one series costs one lookup.
+      prevSeries = s;
+      let found = groupOf.get(s);
+      if (found === undefined) {
+        found = gSeries.length;
+        groupOf.set(s, found);
+        gSeries.push(s);
+        gCount.push(0);
+        gLastTs.push(-Infinity);
+        gOrdered.push(true);
+      }
+      g = found;
+    }
+    rowGroup[i] = g;
+    gCount[g]!++;
+    const t = ts[i]!;
+    if (t <= gLastTs[g]!) gOrdered[g] = false;
+    gLastTs[g] = t;
+  }
+  if (gSeries.length === 1 && gOrdered[0]) {
+    // The common case: one series in time order.
+    const perm = new Uint32Array(length);
+    for (let i = 0; i < length; i++) perm[i] = i;
+    return { perm, n: length, segSeries: [gSeries[0]!], segStart: [0], segEnd: [length] };
+  }
+  const order = gSeries.map((_, g) => g).sort((a, b) => gSeries[a]! - gSeries[b]!);
+  const offset = new Array<number>(gSeries.length);
+  let at = 0;
+  for (const g of order) {
+    offset[g] = at;
+    at += gCount[g]!;
+  }
+  const fill = offset.slice();
+  const perm = new Uint32Array(length);
+  for (let i = 0; i < length; i++) perm[fill[rowGroup[i]!]!++] = i;
+
+  // Per group, in series order: sort and deduplicate where needed, then pack the segments together.
+  const out: SortedRows = { perm, n: 0, segSeries: [], segStart: [], segEnd: [] };
+  let write = 0;
+  for (const g of order) {
+    const start = offset[g]!;
+    const end = start + gCount[g]!;
+    const segStart = write;
+    if (gOrdered[g]) {
+      perm.copyWithin(write, start, end);
+      write += end - start;
+    } else {
+      const rows = Array.from(perm.subarray(start, end)).sort((a, b) => ts[a]! - ts[b]! || a - b);
+      for (let k = 0; k < rows.length; k++) {
+        const next = rows[k + 1];
+        if (next !== undefined && ts[next] === ts[rows[k]!]) continue; // a later row has this ts
+        perm[write++] = rows[k]!;
+      }
+    }
+    out.segSeries.push(gSeries[g]!);
+    out.segStart.push(segStart);
+    out.segEnd.push(write);
+  }
+  out.n = write;
+  return out;
+}
+
+/** Partial bucket aggregates, column by column. */
+class BucketRows {
+  length = 0;
+  series: number[] = [];
+  bucket: number[] = [];
+  count: number[] = [];
+  sum: number[] = [];
+  min: number[] = [];
+  max: number[] = [];
+  firstTs: number[] = [];
+  firstValue: number[] = [];
+  lastTs: number[] = [];
+  lastValue: number[] = [];
+  inner: number[] = [];
+
+  /** One pass over one series' rows perm[start, end) (ascending ts), numeric values only. */
+  addSeries(s: number, batch: ValueBatch, perm: Uint32Array, start: number, end: number): void {
+    const { ts, value } = batch;
+    let bucket = NaN;
+    let count = 0;
+    let sum = 0;
+    let min = 0;
+    let max = 0;
+    let firstTs = 0;
+    let firstValue = 0;
+    let lastTs = 0;
+    let lastValue = 0;
+    let inner = 0;
+    for (let k = start; k < end; k++) {
+      const i = perm[k]!;
+      const v = value[i]!;
+      if (v !== v) continue; // NaN: an ALPHANUMERIC row
+      const t = ts[i]!;
+      const b = Math.floor(t / H);
+      if (b !== bucket) {
+        if (count > 0) this.push(s, bucket, count, sum, min, max, firstTs, firstValue, lastTs, lastValue, inner);
+        bucket = b;
+        count = 1;
+        sum = min = max = firstValue = lastValue = v;
+        firstTs = lastTs = t;
+        inner = 0;
+      } else {
+        count++;
+        sum += v;
+        if (v < min) min = v;
+        if (v > max) max = v;
+        inner += lastValue * (t - lastTs);
+        lastTs = t;
+        lastValue = v;
+      }
+    }
+    if (count > 0) this.push(s, bucket, count, sum, min, max, firstTs, firstValue, lastTs, lastValue, inner);
+  }
+
+  private push(...row: number[]): void {
+    const cols = [this.series, this.bucket, this.count, this.sum, this.min, this.max, this.firstTs, this.firstValue, this.lastTs, this.lastValue, this.inner];
+    for (let c = 0; c < cols.length; c++) cols[c]!.push(row[c]!);
+    this.length++;
+  }
+}
+
+function concatBatches(batches: readonly ValueBatch[]): ValueBatch {
+  if (batches.length === 1) return batches[0]!;
+  const length = batches.reduce((n, b) => n + b.length, 0);
+  const out: ValueBatch = {
+    length,
+    series: new Int32Array(length),
+    ts: new Float64Array(length),
+    value: new Float64Array(length),
+    text: batches.some((b) => b.text) ? new Array<string | null>(length).fill(null) : null,
+    annotation: batches.some((b) => b.annotation) ? new Array<string | null>(length).fill(null) : null,
+  };
+  let at = 0;
+  for (const b of batches) {
+    out.series.set(b.series.subarray(0, b.length), at);
+    out.ts.set(b.ts.subarray(0, b.length), at);
+    out.value.set(b.value.subarray(0, b.length), at);
+    for (let i = 0; i < b.length; i++) {
+      if (b.text) out.text![at + i] = b.text[i] ?? null;
+      if (b.annotation) out.annotation![at + i] = b.annotation[i] ?? null;
+    }
+    at += b.length;
+  }
+  return out;
+}
+
+/** Appends numeric columns (INTEGER, BIGINT or DOUBLE) through `chunk` (of `types`, reused), then flushes. */
+function appendColumns(appender: DuckDBAppender, chunk: DuckDBDataChunk, types: DuckDBType[], columns: number[][]): void {
+  const length = columns[0]!.length;
+  for (let off = 0; off < length; off += CHUNK_ROWS) {
+    const m = Math.min(CHUNK_ROWS, length - off);
+    if (chunk.rowCount !== m) chunk.rowCount = m;
+    for (let c = 0; c < types.length; c++) {
+      const col = columns[c]!;
+      if (types[c] === BIGINT) {
+        const vec = chunk.getColumnVector(c) as DuckDBBigIntVector;
+        for (let j = 0; j < m; j++) vec.setItem(j, BigInt(col[off + j]!));
+        vec.flush();
+      } else {
+        const vec = chunk.getColumnVector(c) as DuckDBIntegerVector | DuckDBDoubleVector;
+        for (let j = 0; j < m; j++) vec.setItem(j, col[off + j]!);
+        vec.flush();
+      }
+    }
+    appender.appendDataChunk(chunk);
+  }
+  appender.flushSync();
+}
+
+function toStoredValues(reader: DuckDBResultReader): StoredValue[] {
+  if (reader.currentRowCount === 0) return []; // getColumns() has no columns then
+  const [ts, value, text, annotation] = reader.getColumns() as [number[], (number | null)[], (string | null)[], (string | null)[]];
+  const out = new Array<StoredValue>(ts.length);
+  for (let i = 0; i < ts.length; i++) {
+    out[i] = { ts: ts[i]!, value: value[i] ?? null, text: text[i] ?? null, annotation: annotation[i] ?? null };
+  }
+  return out;
+}
+
+/** Clamps a query bound into the stored timestamp range, so it binds as a BIGINT. */
+function clampTs(t: number): number {
+  if (Number.isNaN(t)) throw new RangeError('timestamp bound is NaN');
+  return Math.max(-MAX_TS - 1, Math.min(MAX_TS + 1, Math.ceil(t)));
+}
+
+interface AppendJob {
+  kind: 'append';
+  batch: ValueBatch;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+interface TaskJob {
+  kind: 'task';
+  run(): Promise<unknown>;
+  resolve(v: unknown): void;
+  reject(err: unknown): void;
+}
+type Job = AppendJob | TaskJob;
+
+class DuckDbStore implements DuckDbValueStore {
+  readonly engine = 'duckdb' as const;
+  private readonly queue: Job[] = [];
+  private draining: Promise<void> | undefined;
+  private closed = false;
+  /** Rows written since the last compaction in this process (a reopened store counts as written). */
+  private dirty = true;
+  /** Numeric-only chunk reused for every raw append: its text and annotation columns stay NULL. */
+  private readonly numericChunk = DuckDBDataChunk.create(RAW_TYPES, CHUNK_ROWS);
+  private readonly bucketChunk = DuckDBDataChunk.create(BUCKET_TYPES, CHUNK_ROWS);
+  private readonly appenders = new Map<string, DuckDBAppender>();
+
+  constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly writer: Session,
+    private readonly readers: Pool,
+    /** The newest stored ts per series. */
+    private readonly maxTs: Map<number, number>,
+    private readonly pageSize: number,
+    private readonly maxGroupValues: number,
+  ) {
+    const text = this.numericChunk.getColumnVector(3);
+    const annotation = this.numericChunk.getColumnVector(4);
+    for (let i = 0; i < CHUNK_ROWS; i++) {
+      text.setItem(i, null);
+      annotation.setItem(i, null);
+    }
+    text.flush();
+    annotation.flush();
+  }
+
+  // ---- writes: one queue ----
+
+  append(batch: ValueBatch): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('value store is closed'));
+    try {
+      validate(batch);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (batch.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ kind: 'append', batch, resolve, reject });
+      this.kick();
+    });
+  }
+
+  delete(series: number, from: number, to: number): Promise<number> {
+    return this.task(() => this.deleteNow(series, from, to));
+  }
+
+  compact(): Promise<void> {
+    return this.task(() => this.compactNow());
+  }
+
+  private task<T>(run: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('value store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ kind: 'task', run, resolve: resolve as (v: unknown) => void, reject });
+      this.kick();
+    });
+  }
+
+  private kick(): void {
+    this.draining ??= this.drain().finally(() => {
+      this.draining = undefined;
+      if (this.queue.length > 0) this.kick();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const head = this.queue[0]!;
+      if (head.kind === 'task') {
+        this.queue.shift();
+        try {
+          head.resolve(await head.run());
+        } catch (err) {
+          head.reject(err);
+        }
+        continue;
+      }
+      const jobs: AppendJob[] = [];
+      try {
+        await this.appendTransaction(jobs);
+        for (const j of jobs) j.resolve();
+      } catch (err) {
+        if (jobs.length <= 1) {
+          jobs[0]?.reject(err);
+          continue;
+        }
+        // One failed batch must not fail the others: write them one by one, in order.
+        for (const j of jobs) {
+          try {
+            await this.appendTransaction([], j);
+            j.resolve();
+          } catch (e) {
+            j.reject(e);
+          }
+        }
+      }
+    }
+  }
+
+  /** The queued appends that fit into the transaction, taken from the queue into `jobs`. */
+  private takeAppends(jobs: AppendJob[], values: number): AppendJob[] {
+    const taken: AppendJob[] = [];
+    while (this.queue[0]?.kind === 'append' && (values === 0 || values + this.queue[0].batch.length <= this.maxGroupValues)) {
+      const job = this.queue.shift() as AppendJob;
+      taken.push(job);
+      jobs.push(job);
+      values += job.batch.length;
+    }
+    return taken;
+  }
+
+  /**
+   * One write transaction of appends (group commit): it takes the appends queued at its start and,
+   * until it holds maxGroupValues, those queued while it writes (a concurrent client's next batch
+   * usually arrives meanwhile), then commits once. With `only`, it writes that one append alone.
+   */
+  private async appendTransaction(jobs: AppendJob[], only?: AppendJob): Promise<void> {
+    /** The newest ts per series including this transaction's rows; becomes maxTs on commit. */
+    const pending = new Map<number, number>();
+    let values = 0;
+    await this.transaction(async () => {
+      for (;;) {
+        const taken = only ? [only] : this.takeAppends(jobs, values);
+        if (taken.length === 0) break;
+        const batch = concatBatches(taken.map((j) => j.batch));
+        values += batch.length;
+        await this.writeRows(batch, pending);
+        if (only) break;
+      }
+    });
+    this.dirty = true;
+    for (const [s, t] of pending) this.maxTs.set(s, t);
+  }
+
+  private async transaction<T>(fn: () => Promise<T>): Promise<T> {
+    await this.writer.query('BEGIN TRANSACTION');
+    try {
+      const result = await fn();
+      await this.writer.query('COMMIT');
+      return result;
+    } catch (err) {
+      this.dropAppenders();
+      await this.writer.exec('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /**
+   * Writes rows inside the open transaction: late series first delete the rows they replace, then
+   * every row is appended, fresh series get partial aggregates computed here and late ones have their
+   * buckets recomputed. `pending` holds the newest ts per series written so far in the transaction.
+   */
+  private async writeRows(batch: ValueBatch, pending: Map<number, number>): Promise<void> {
+    const rows = sortRows(batch);
+    if (rows.n === 0) return;
+    const { perm, segSeries, segStart, segEnd } = rows;
+    const { ts } = batch;
+    const fresh = new BucketRows();
+    const lateSegs: number[] = [];
+    const lateKnown: number[] = [];
+    for (let g = 0; g < segSeries.length; g++) {
+      const s = segSeries[g]!;
+      const known = pending.get(s) ?? this.maxTs.get(s);
+      if (known !== undefined && ts[perm[segStart[g]!]!]! <= known) {
+        lateSegs.push(g);
+        lateKnown.push(known);
+      } else {
+        fresh.addSeries(s, batch, perm, segStart[g]!, segEnd[g]!);
+      }
+      const last = ts[perm[segEnd[g]! - 1]!]!;
+      if (known === undefined || last > known) pending.set(s, last);
+    }
+    if (lateSegs.length > 0) await this.deleteReplaced(batch, rows, lateSegs, lateKnown);
+    await this.appendRaw(batch, rows);
+    if (fresh.length > 0) await this.appendBuckets(fresh);
+    if (lateSegs.length > 0) await this.recomputeLateBuckets(batch, rows, lateSegs);
+  }
+
+  /** Deletes the stored rows that late rows (ts <= the series' max) replace. */
+  private async deleteReplaced(batch: ValueBatch, rows: SortedRows, lateSegs: number[], lateKnown: number[]): Promise<void> {
+    const { perm, segSeries, segStart, segEnd } = rows;
+    const keySeries: number[] = [];
+    const keyTs: number[] = [];
+    let minTs = Infinity;
+    let maxTs = -Infinity;
+    for (let l = 0; l < lateSegs.length; l++) {
+      const g = lateSegs[l]!;
+      const s = segSeries[g]!;
+      const known = lateKnown[l]!;
+      for (let k = segStart[g]!; k < segEnd[g]!; k++) {
+        const t = batch.ts[perm[k]!]!;
+        if (t > known) break;
+        keySeries.push(s);
+        keyTs.push(t);
+        if (t < minTs) minTs = t;
+        if (t > maxTs) maxTs = t;
+      }
+    }
+    await this.writer.query(SQL.clearLateKeys);
+    await this.appendTemp('late_keys', [INTEGER, BIGINT], [keySeries, keyTs]);
+    await this.writer.query(SQL.deleteReplaced, [segSeries[lateSegs[0]!]!, segSeries[lateSegs[lateSegs.length - 1]!]!, minTs, maxTs]);
+  }
+
+  /** Recomputes, from the raw rows, every bucket that a late series' rows fall in. */
+  private async recomputeLateBuckets(batch: ValueBatch, rows: SortedRows, lateSegs: number[]): Promise<void> {
+    const { perm, segSeries, segStart, segEnd } = rows;
+    const tSeries: number[] = [];
+    const tBucket: number[] = [];
+    let minBucket = Infinity;
+    let maxBucket = -Infinity;
+    for (const g of lateSegs) {
+      let last = NaN;
+      for (let k = segStart[g]!; k < segEnd[g]!; k++) {
+        const b = Math.floor(batch.ts[perm[k]!]! / H);
+        if (b === last) continue;
+        tSeries.push(segSeries[g]!);
+        tBucket.push(b);
+        last = b;
+        if (b < minBucket) minBucket = b;
+        if (b > maxBucket) maxBucket = b;
+      }
+    }
+    await this.writer.query(SQL.clearTouched);
+    await this.appendTemp('touched', [INTEGER, BIGINT], [tSeries, tBucket]);
+    await this.recomputeTouched(tSeries[0]!, tSeries[tSeries.length - 1]!, minBucket, maxBucket);
+  }
+
+  /** Replaces the bucket rows listed in `touched` by aggregates of the raw rows. */
+  private async recomputeTouched(minSeries: number, maxSeries: number, minBucket: number, maxBucket: number): Promise<void> {
+    await this.writer.query(SQL.deleteTouchedBuckets, [minSeries, maxSeries, minBucket, maxBucket]);
+    await this.writer.query(SQL.recomputeTouched, [minSeries, maxSeries, minBucket * H, (maxBucket + 1) * H]);
+  }
+
+  /** The writer's appender for a main table, kept across transactions (flushed inside each). */
+  private async appender(table: 'point_values' | 'point_buckets'): Promise<DuckDBAppender> {
+    let a = this.appenders.get(table);
+    if (!a) {
+      a = await this.writer.conn.createAppender(table);
+      this.appenders.set(table, a);
+    }
+    return a;
+  }
+
+  /** Drops the appenders with whatever they hold: after a failed transaction, and after DDL. */
+  private dropAppenders(): void {
+    for (const a of this.appenders.values()) {
+      try {
+        a.clear();
+        a.closeSync();
+      } catch {
+        // closing a broken appender: nothing left to save
+      }
+    }
+    this.appenders.clear();
+  }
+
+  /** Appends the sorted rows to point_values through the DataChunk appender. */
+  private async appendRaw(batch: ValueBatch, rows: SortedRows): Promise<void> {
+    const { perm, n } = rows;
+    const { series, ts, value, text, annotation } = batch;
+    const appender = await this.appender('point_values');
+    const hasStrings = text !== null || annotation !== null;
+    for (let off = 0; off < n; off += CHUNK_ROWS) {
+      const m = Math.min(CHUNK_ROWS, n - off);
+      let chunk = this.numericChunk;
+      if (hasStrings) chunk = DuckDBDataChunk.create(RAW_TYPES, m);
+      else if (chunk.rowCount !== m) chunk.rowCount = m;
+      const vs = chunk.getColumnVector(0) as DuckDBIntegerVector;
+      const vt = chunk.getColumnVector(1) as DuckDBBigIntVector;
+      const vv = chunk.getColumnVector(2) as DuckDBDoubleVector;
+      for (let j = 0; j < m; j++) {
+        const i = perm[off + j]!;
+        vs.setItem(j, series[i]!);
+        vt.setItem(j, BigInt(ts[i]!));
+        const v = value[i]!;
+        vv.setItem(j, v === v ? v : null);
+      }
+      vs.flush();
+      vt.flush();
+      vv.flush();
+      if (hasStrings) {
+        const vx = chunk.getColumnVector(3) as DuckDBVarCharVector;
+        const va = chunk.getColumnVector(4) as DuckDBVarCharVector;
+        for (let j = 0; j < m; j++) {
+          const i = perm[off + j]!;
+          vx.setItem(j, text?.[i] ?? null);
+          va.setItem(j, annotation?.[i] ?? null);
+        }
+        vx.flush();
+        va.flush();
+      }
+      appender.appendDataChunk(chunk);
+    }
+    appender.flushSync();
+  }
+
+  private async appendBuckets(b: BucketRows): Promise<void> {
+    const columns = [b.series, b.bucket, b.count, b.sum, b.min, b.max, b.firstTs, b.firstValue, b.lastTs, b.lastValue, b.inner];
+    appendColumns(await this.appender('point_buckets'), this.bucketChunk, BUCKET_TYPES, columns);
+  }
+
+  /** Appends numeric columns to a temporary table of the writer. */
+  private async appendTemp(table: string, types: DuckDBType[], columns: number[][]): Promise<void> {
+    const appender = await this.writer.conn.createAppender(table, 'main', 'temp');
+    try {
+      appendColumns(appender, DuckDBDataChunk.create(types, CHUNK_ROWS), types, columns);
+    } finally {
+      appender.closeSync();
+    }
+  }
+
+  private async deleteNow(series: number, from: number, to: number): Promise<number> {
+    const lo = clampTs(from);
+    const hi = clampTs(to);
+    if (lo >= hi) return 0;
+    const firstBucket = Math.floor(lo / H);
+    const lastBucket = Math.floor((hi - 1) / H);
+    const deleted = await this.transaction(async () => {
+      const reader = await this.writer.query(SQL.deleteRange, [series, lo, hi]);
+      const count = reader.rowsChanged;
+      if (count === 0) return 0;
+      // Buckets inside the range are gone; the two edge buckets may keep rows outside it.
+      await this.writer.query(SQL.deleteBucketRange, [series, firstBucket, lastBucket]);
+      await this.writer.query(SQL.clearTouched);
+      await this.writer.query(SQL.insertTouched, [series, firstBucket]);
+      if (lastBucket !== firstBucket) await this.writer.query(SQL.insertTouched, [series, lastBucket]);
+      await this.recomputeTouched(series, series, firstBucket, lastBucket);
+      return count;
+    });
+    if (deleted > 0) {
+      this.dirty = true;
+      const known = this.maxTs.get(series);
+      if (known !== undefined && known >= lo && known < hi) {
+        const [[max]] = (await this.writer.query(SQL.seriesMaxTs, [series])).getRows() as [[number | null]];
+        if (max === null) this.maxTs.delete(series);
+        else this.maxTs.set(series, max);
+      }
+    }
+    return deleted;
+  }
+
+  private async compactNow(): Promise<void> {
+    if (this.dirty) {
+      await this.transaction(async () => {
+        for (const sql of COMPACT) await this.writer.exec(sql);
+      });
+      this.dropAppenders();
+      this.writer.forgetStatements();
+      this.readers.forgetStatements();
+      this.dirty = false;
+    }
+    await this.writer.exec('CHECKPOINT');
+  }
+
+  // ---- reads: the reader pool ----
+
+  async latest(series: number, limit: number): Promise<StoredValue[]> {
+    const n = Math.max(0, Math.floor(limit));
+    if (n === 0) return [];
+    return this.readers.use(async (s) => toStoredValues(await s.query(SQL.latest, [series, n])));
+  }
+
+  async valueAt(series: number, t: number): Promise<StoredValue | undefined> {
+    if (Number.isNaN(t)) return undefined;
+    const at = Math.max(-MAX_TS - 1, Math.min(MAX_TS + 1, Math.floor(t)));
+    return this.readers.use(async (s) => toStoredValues(await s.query(SQL.valueAt, [series, at]))[0]);
+  }
+
+  async *range(series: number, from: number, to: number, limit?: number): AsyncIterable<StoredValue[]> {
+    let lo = clampTs(from);
+    const hi = clampTs(to);
+    let left = limit === undefined ? Infinity : Math.max(0, Math.floor(limit));
+    while (lo < hi && left > 0) {
+      const want = Math.min(this.pageSize, left);
+      const page = await this.readers.use(async (s) => toStoredValues(await s.query(SQL.range, [series, lo, hi, want])));
+      if (page.length > 0) yield page;
+      if (page.length < want) return;
+      left -= page.length;
+      lo = page[page.length - 1]!.ts + 1;
+    }
+  }
+
+  async buckets(series: number, from: number, to: number): Promise<BucketAggregate[]> {
+    const lo = Math.ceil(clampTs(from) / H);
+    const hi = Math.ceil(clampTs(to) / H);
+    if (lo >= hi) return [];
+    const reader = await this.readers.use((s) => s.query(SQL.buckets, [series, lo, hi]));
+    if (reader.currentRowCount === 0) return [];
+    const [bucket, count, sum, min, max, firstTs, firstValue, lastTs, lastValue, inner] = reader.getColumns() as number[][];
+    const out: BucketAggregate[] = [];
+    let cur: BucketAggregate | undefined;
+    for (let i = 0; i < bucket!.length; i++) {
+      const start = bucket![i]! * H;
+      if (cur && cur.start === start) {
+        // A later partial row of the same bucket: link it to the one before.
+        cur.innerIntegral += cur.lastValue * (firstTs![i]! - cur.lastTs) + inner![i]!;
+        cur.count += count![i]!;
+        cur.sum += sum![i]!;
+        if (min![i]! < cur.min) cur.min = min![i]!;
+        if (max![i]! > cur.max) cur.max = max![i]!;
+        cur.lastTs = lastTs![i]!;
+        cur.lastValue = lastValue![i]!;
+        continue;
+      }
+      cur = {
+        start,
+        count: count![i]!,
+        sum: sum![i]!,
+        min: min![i]!,
+        max: max![i]!,
+        firstTs: firstTs![i]!,
+        firstValue: firstValue![i]!,
+        lastTs: lastTs![i]!,
+        lastValue: lastValue![i]!,
+        innerIntegral: inner![i]!,
+      };
+      out.push(cur);
+    }
+    return out;
+  }
+
+  async ping(): Promise<void> {
+    await this.readers.use((s) => s.query(SQL.ping));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    while (this.draining) await this.draining;
+    this.dropAppenders();
+    try {
+      await this.writer.exec('CHECKPOINT');
+    } finally {
+      await this.readers.close();
+      this.writer.close();
+      this.instance.closeSync();
+    }
+  }
+}
+
+/** Opens (creating when absent) `values.duckdb` under dir. One store per file per process. */
+export async function openDuckDbStore(dir: string, options: DuckDbStoreOptions = {}): Promise<DuckDbValueStore> {
+  await mkdir(dir, { recursive: true });
+  const config: Record<string, string> = {};
+  if (options.threads !== undefined) config.threads = String(options.threads);
+  if (options.memoryLimit !== undefined) config.memory_limit = options.memoryLimit;
+  if (options.checkpointThreshold !== undefined) config.checkpoint_threshold = options.checkpointThreshold;
+  const instance = await DuckDBInstance.create(join(dir, VALUES_FILE), config);
+  const sessions: Session[] = [];
+  try {
+    const writer = new Session(await instance.connect());
+    sessions.push(writer);
+    for (const sql of SCHEMA) await writer.exec(sql);
+    await writer.exec('CREATE TEMP TABLE late_keys (series_id INTEGER, ts BIGINT)');
+    await writer.exec('CREATE TEMP TABLE touched (series_id INTEGER, bucket BIGINT)');
+    const maxTs = new Map<number, number>();
+    for (const [s, t] of (await writer.query(SQL.maxTs)).getRows() as [number, number][]) maxTs.set(s, t);
+    const readers: Session[] = [];
+    for (let i = 0; i < Math.max(1, options.readers ?? 4); i++) {
+      const s = new Session(await instance.connect());
+      sessions.push(s);
+      readers.push(s);
+    }
+    return new DuckDbStore(instance, writer, new Pool(readers), maxTs, options.pageSize ?? 10_000, options.maxGroupValues ?? 200_000);
+  } catch (err) {
+    for (const s of sessions) s.close();
+    instance.closeSync();
+    throw err;
+  }
+}

@@ -1,0 +1,131 @@
+// Rollup period boundaries: periods start at `from` and step by count × type, fixed absolute steps up
+// to HOURS, calendar steps in the requested zone from DAYS up; the last period ends at `to` (partial).
+import { DateTime, IANAZone, type DateTimeUnit } from 'luxon';
+import { BUCKET_MS } from './types.js';
+import { calendarSteps, type CalendarUnit } from './zone-calendar.js';
+
+export const PERIOD_TYPES = ['MILLISECONDS', 'SECONDS', 'MINUTES', 'HOURS', 'DAYS', 'WEEKS', 'MONTHS', 'YEARS'] as const;
+export type PeriodType = (typeof PERIOD_TYPES)[number];
+
+export const MAX_PERIODS = 1_000_000;
+
+export interface PeriodSpec {
+  from: number;
+  to: number;
+  /** Without a type the whole range is one period. */
+  type?: PeriodType;
+  count: number;
+  /** IANA zone name. */
+  zone: string;
+  /** Move `from` down and `to` up to boundaries of the type's unit in the zone first. */
+  truncate: boolean;
+}
+
+const FIXED_STEP_MS: Partial<Record<PeriodType, number>> = {
+  MILLISECONDS: 1,
+  SECONDS: 1_000,
+  MINUTES: 60_000,
+  HOURS: 3_600_000,
+};
+
+const CALENDAR_UNIT: Partial<Record<PeriodType, CalendarUnit>> = {
+  DAYS: 'days',
+  WEEKS: 'weeks',
+  MONTHS: 'months',
+  YEARS: 'years',
+};
+
+// Average unit lengths, only to refuse hopeless requests before stepping through them.
+const NOMINAL_CALENDAR_MS: Record<CalendarUnit, number> = {
+  days: 86_400_000,
+  weeks: 604_800_000,
+  months: 2_629_746_000,
+  years: 31_556_952_000,
+};
+
+const TRUNCATE_UNIT: Partial<Record<PeriodType, DateTimeUnit>> = {
+  SECONDS: 'second',
+  MINUTES: 'minute',
+  HOURS: 'hour',
+  DAYS: 'day',
+  WEEKS: 'week', // ISO: Monday
+  MONTHS: 'month',
+  YEARS: 'year',
+};
+
+// luxon's (and Date's) range.
+const MAX_INSTANT = 8.64e15;
+
+/** Period starts followed by the end of the last period: n periods → n + 1 increasing numbers. */
+export function periodBounds(spec: PeriodSpec): Float64Array {
+  const { type, count, zone } = spec;
+  let { from, to } = spec;
+  if (!Number.isFinite(from) || !Number.isFinite(to) || Math.abs(from) > MAX_INSTANT || Math.abs(to) > MAX_INSTANT) {
+    throw new RangeError('from and to must be instants (epoch ms)');
+  }
+  if (from >= to) throw new RangeError('from must be before to');
+  if (!Number.isInteger(count) || count < 1) throw new RangeError('timePeriods must be an integer of at least 1');
+  if (!IANAZone.isValidZone(zone)) throw new RangeError(`Unknown time zone: ${zone}`);
+  if (type === undefined) return Float64Array.of(from, to);
+  if (!PERIOD_TYPES.includes(type)) throw new RangeError(`Unknown time period type: ${String(type)}`);
+
+  const truncateUnit = TRUNCATE_UNIT[type];
+  if (spec.truncate && truncateUnit) {
+    from = floorTo(from, truncateUnit, zone);
+    to = ceilTo(to, truncateUnit, zone);
+    if (!Number.isFinite(from) || !Number.isFinite(to)) throw new RangeError('from and to must be instants (epoch ms)');
+  }
+  const stepMs = FIXED_STEP_MS[type];
+  if (stepMs !== undefined) return fixedBounds(from, to, stepMs * count);
+  return calendarBounds(from, to, CALENDAR_UNIT[type] as CalendarUnit, count, zone);
+}
+
+/** Every bound is a multiple of BUCKET_MS, so whole buckets make up each period. */
+export function isBucketAligned(bounds: Float64Array): boolean {
+  for (let i = 0; i < bounds.length; i++) if ((bounds[i] as number) % BUCKET_MS !== 0) return false;
+  return true;
+}
+
+function fixedBounds(from: number, to: number, step: number): Float64Array {
+  const n = Math.ceil((to - from) / step);
+  if (n > MAX_PERIODS) throw tooMany();
+  const bounds = new Float64Array(n + 1);
+  for (let i = 0; i < n; i++) bounds[i] = from + i * step;
+  bounds[n] = to;
+  return bounds;
+}
+
+function calendarBounds(from: number, to: number, unit: CalendarUnit, count: number, zone: string): Float64Array {
+  if ((to - from) / (NOMINAL_CALENDAR_MS[unit] * count) > MAX_PERIODS * 1.05) throw tooMany();
+  const plus = calendarSteps(from, zone, unit);
+  const starts: number[] = [from];
+  let last = from;
+  // Each start from `from` directly (i × count units), so month-end clamping never drifts.
+  for (let i = 1; ; i++) {
+    const start = plus(i * count);
+    // NaN past the representable range ends the periods too.
+    if (!(start < to)) break;
+    // A step into a skipped calendar day can land on the previous start: no empty duplicate period.
+    if (start <= last) continue;
+    if (starts.length === MAX_PERIODS) throw tooMany();
+    starts.push(start);
+    last = start;
+  }
+  const bounds = new Float64Array(starts.length + 1);
+  bounds.set(starts);
+  bounds[starts.length] = to;
+  return bounds;
+}
+
+function floorTo(t: number, unit: DateTimeUnit, zone: string): number {
+  return DateTime.fromMillis(t, { zone }).startOf(unit).toMillis();
+}
+
+function ceilTo(t: number, unit: DateTimeUnit, zone: string): number {
+  const start = DateTime.fromMillis(t, { zone }).startOf(unit);
+  return start.toMillis() === t ? t : start.plus({ [unit]: 1 }).toMillis();
+}
+
+function tooMany(): RangeError {
+  return new RangeError(`More than ${MAX_PERIODS} time periods`);
+}

@@ -1,0 +1,248 @@
+// The rollup engine: per-period statistics of one series (semantics: API-DECISIONS "Point values").
+// The planner answers whole buckets from the store's partial aggregates where it can, so an aligned
+// request costs what its periods and buckets cost, and reads raw values only for the rest.
+import { NumericAccumulator, StoredValueAccumulator } from './rollup-accumulators.js';
+import { RollupResult, type StoredScalar } from './rollup-result.js';
+import { BUCKET_MS, type PointValueStore, type StoredValue } from './types.js';
+
+export { RollupResult, type StoredScalar } from './rollup-result.js';
+
+export const ROLLUPS = [
+  'NONE',
+  'AVERAGE',
+  'ARITHMETIC_MEAN',
+  'MINIMUM',
+  'MAXIMUM',
+  'SUM',
+  'FIRST',
+  'LAST',
+  'START',
+  'COUNT',
+  'DELTA',
+  'INTEGRAL',
+  'ALL',
+  'POINT_DEFAULT',
+] as const;
+export type Rollup = (typeof ROLLUPS)[number];
+
+/** Rollups a non-numeric point cannot have (it allows only NONE, FIRST, LAST, START, COUNT and ALL). */
+export const NUMERIC_ONLY: ReadonlySet<Rollup> = new Set<Rollup>([
+  'AVERAGE',
+  'ARITHMETIC_MEAN',
+  'MINIMUM',
+  'MAXIMUM',
+  'SUM',
+  'DELTA',
+  'INTEGRAL',
+  'POINT_DEFAULT',
+]);
+
+/** The store verbs a rollup reads with. */
+export type RollupSource = Pick<PointValueStore, 'valueAt' | 'range' | 'buckets'>;
+
+export interface RollupOptions {
+  /** Answer whole buckets from store.buckets() where possible (default true); false reads raw values only. */
+  useBuckets?: boolean;
+}
+
+export interface AllStatistics {
+  average: number | null;
+  arithmeticMean: number | null;
+  minimum: number | null;
+  maximum: number | null;
+  sum: number | null;
+  first: number | null;
+  last: number | null;
+  start: number | null;
+  count: number;
+  delta: number | null;
+  integral: number | null;
+}
+
+export interface AllStoredStatistics {
+  first: StoredScalar;
+  last: StoredScalar;
+  start: StoredScalar;
+  count: number;
+}
+
+export type Statistic = number | string | null | AllStatistics | AllStoredStatistics;
+
+/**
+ * Statistics of `series` for the periods between consecutive `bounds` (see periodBounds).
+ * `endOfData` = min(to, now): the newest value stays in force until then. `numeric` = false for
+ * ALPHANUMERIC points and for points the caller treats as non-numeric; numeric rows whose value is
+ * null are skipped, as the store's buckets skip them.
+ */
+export async function computeRollup(
+  store: RollupSource,
+  series: number,
+  bounds: Float64Array,
+  endOfData: number,
+  numeric: boolean,
+  options: RollupOptions = {},
+): Promise<RollupResult> {
+  checkBounds(bounds, endOfData);
+  const from = bounds[0] as number;
+  const to = bounds[bounds.length - 1] as number;
+  const result = new RollupResult(bounds, numeric);
+  const inForce = await store.valueAt(series, from);
+
+  if (!numeric) {
+    const accumulator = new StoredValueAccumulator(result, inForce && { value: storedScalar(inForce) });
+    for await (const batch of store.range(series, from, to)) {
+      for (const v of batch) if (v.ts >= from && v.ts < to) accumulator.value(v.ts, storedScalar(v));
+    }
+    accumulator.finish();
+    return result;
+  }
+
+  const numericInForce = inForce && inForce.value !== null ? { ts: inForce.ts, value: inForce.value } : undefined;
+  const accumulator = new NumericAccumulator(result, endOfData, numericInForce);
+  let rawFrom = from;
+  if (options.useBuckets !== false) {
+    const bucketEnd = bucketStretchEnd(bounds, endOfData);
+    if (bucketEnd > from) {
+      for (const bucket of await store.buckets(series, from, bucketEnd)) accumulator.bucket(bucket);
+      rawFrom = bucketEnd;
+    }
+  }
+  for await (const batch of store.range(series, rawFrom, to)) {
+    for (const v of batch) if (v.value !== null && v.ts >= rawFrom && v.ts < to) accumulator.value(v.ts, v.value);
+  }
+  accumulator.finish();
+  return result;
+}
+
+/**
+ * End of the stretch [bounds[0], end) that whole buckets answer: buckets that lie inside one period
+ * (the bounds up to there are multiples of BUCKET_MS) and end by endOfData (values after it would
+ * spoil a bucket's integral). Equals bounds[0] when there is none.
+ */
+function bucketStretchEnd(bounds: Float64Array, endOfData: number): number {
+  const from = bounds[0] as number;
+  const last = bounds.length - 1;
+  if (from % BUCKET_MS !== 0) return from;
+  let end = Math.floor(Math.min(endOfData, bounds[last] as number) / BUCKET_MS) * BUCKET_MS;
+  for (let i = 1; i <= last; i++) {
+    const bound = bounds[i] as number;
+    if (bound >= end) break;
+    if (bound % BUCKET_MS !== 0) {
+      end = Math.floor(bound / BUCKET_MS) * BUCKET_MS;
+      break;
+    }
+  }
+  return end > from ? end : from;
+}
+
+/** The rollup's value for period i. NONE and POINT_DEFAULT are resolved by the caller. */
+export function statisticOf(result: RollupResult, i: number, rollup: Rollup, numeric: boolean): Statistic {
+  if (numeric !== result.numeric) throw new Error('statisticOf: numeric differs from the computed result');
+  if (rollup === 'NONE' || rollup === 'POINT_DEFAULT') throw new Error(`${rollup} is not a statistic; resolve it first`);
+  if (!numeric) {
+    return storedStatistic(result, i, rollup);
+  }
+  switch (rollup) {
+    case 'AVERAGE':
+      return average(result, i);
+    case 'ARITHMETIC_MEAN':
+      return arithmeticMean(result, i);
+    case 'MINIMUM':
+      return orNull(result.minimum[i]);
+    case 'MAXIMUM':
+      return orNull(result.maximum[i]);
+    case 'SUM':
+      return orNull(result.sum[i]);
+    case 'FIRST':
+      return orNull(result.first[i]);
+    case 'LAST':
+      return orNull(result.last[i]);
+    case 'START':
+      return orNull(result.startValue[i]);
+    case 'COUNT':
+      return result.count[i] as number;
+    case 'DELTA':
+      return delta(result, i);
+    case 'INTEGRAL':
+      return integral(result, i);
+    case 'ALL':
+      return {
+        average: average(result, i),
+        arithmeticMean: arithmeticMean(result, i),
+        minimum: orNull(result.minimum[i]),
+        maximum: orNull(result.maximum[i]),
+        sum: orNull(result.sum[i]),
+        first: orNull(result.first[i]),
+        last: orNull(result.last[i]),
+        start: orNull(result.startValue[i]),
+        count: result.count[i] as number,
+        delta: delta(result, i),
+        integral: integral(result, i),
+      };
+  }
+}
+
+function storedStatistic(result: RollupResult, i: number, rollup: Rollup): Statistic {
+  switch (rollup) {
+    case 'FIRST':
+      return result.firstStored[i] ?? null;
+    case 'LAST':
+      return result.lastStored[i] ?? null;
+    case 'START':
+      return result.startStored[i] ?? null;
+    case 'COUNT':
+      return result.count[i] as number;
+    case 'ALL':
+      return {
+        first: result.firstStored[i] ?? null,
+        last: result.lastStored[i] ?? null,
+        start: result.startStored[i] ?? null,
+        count: result.count[i] as number,
+      };
+    default:
+      throw new RangeError(`${rollup} needs a numeric point`);
+  }
+}
+
+/** Time-weighted over the in-force window; null when the window is empty. */
+function average(r: RollupResult, i: number): number | null {
+  const ms = r.inForceMs[i] as number;
+  return ms > 0 ? (r.integralMs[i] as number) / ms : null;
+}
+
+function arithmeticMean(r: RollupResult, i: number): number | null {
+  const count = r.count[i] as number;
+  return count > 0 ? (r.sum[i] as number) / count : null;
+}
+
+/** (last, else start) − (start, else first). */
+function delta(r: RollupResult, i: number): number | null {
+  const hasStart = r.hasStart[i] === 1;
+  const hasInside = (r.count[i] as number) > 0;
+  if (!hasStart && !hasInside) return null;
+  const end = hasInside ? (r.last[i] as number) : (r.startValue[i] as number);
+  const begin = hasStart ? (r.startValue[i] as number) : (r.first[i] as number);
+  return end - begin;
+}
+
+/** value × seconds; null when no value is in force at the start nor inside. */
+function integral(r: RollupResult, i: number): number | null {
+  if (r.hasStart[i] !== 1 && r.count[i] === 0) return null;
+  return (r.integralMs[i] as number) / 1000;
+}
+
+function orNull(x: number | undefined): number | null {
+  return x === undefined || Number.isNaN(x) ? null : x;
+}
+
+function storedScalar(v: StoredValue): StoredScalar {
+  return v.text !== null ? v.text : v.value;
+}
+
+function checkBounds(bounds: Float64Array, endOfData: number): void {
+  if (bounds.length < 2) throw new RangeError('A rollup needs at least one period');
+  for (let i = 1; i < bounds.length; i++) {
+    if (!((bounds[i] as number) > (bounds[i - 1] as number))) throw new RangeError('Period bounds must increase');
+  }
+  if (Number.isNaN(endOfData)) throw new RangeError('endOfData must be an instant');
+}

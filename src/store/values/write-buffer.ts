@@ -1,0 +1,115 @@
+// The bounded write buffer in front of the value store: concurrent writers' values are grouped
+// into one append (group commit), each writer is answered once its values are durable, and a
+// full buffer holds writers back instead of growing memory.
+import type { PointValueStore, ValueBatch } from './types.js';
+
+interface Pending {
+  batch: ValueBatch;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+/** Concatenates batches column by column. */
+export function concatBatches(batches: readonly ValueBatch[]): ValueBatch {
+  if (batches.length === 1) return batches[0]!;
+  const length = batches.reduce((n, b) => n + b.length, 0);
+  const out: ValueBatch = {
+    length,
+    series: new Int32Array(length),
+    ts: new Float64Array(length),
+    value: new Float64Array(length),
+    text: batches.some((b) => b.text) ? new Array<string | null>(length).fill(null) : null,
+    annotation: batches.some((b) => b.annotation) ? new Array<string | null>(length).fill(null) : null,
+  };
+  let at = 0;
+  for (const b of batches) {
+    out.series.set(b.series.subarray(0, b.length), at);
+    out.ts.set(b.ts.subarray(0, b.length), at);
+    out.value.set(b.value.subarray(0, b.length), at);
+    for (let i = 0; i < b.length; i++) {
+      if (b.text && out.text) out.text[at + i] = b.text[i] ?? null;
+      if (b.annotation && out.annotation) out.annotation[at + i] = b.annotation[i] ?? null;
+    }
+    at += b.length;
+  }
+  return out;
+}
+
+export class WriteBuffer {
+  private pending: Pending[] = [];
+  private pendingValues = 0;
+  /** Writers waiting for room, in arrival order. */
+  private waiting: (() => void)[] = [];
+  private flushing: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly store: PointValueStore,
+    /** Most values buffered at once; a single larger batch is let through alone. */
+    private readonly capacity: number,
+    /** Most values handed to one append. */
+    private readonly maxAppend = 200_000,
+  ) {}
+
+  get bufferedValues(): number {
+    return this.pendingValues;
+  }
+
+  /** Resolves when the batch is durable in the store. */
+  async write(batch: ValueBatch): Promise<void> {
+    if (this.closed) throw new Error('write buffer is closed');
+    if (batch.length === 0) return;
+    while (this.pendingValues > 0 && this.pendingValues + batch.length > this.capacity) {
+      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    }
+    const done = new Promise<void>((resolve, reject) => this.pending.push({ batch, resolve, reject }));
+    this.pendingValues += batch.length;
+    this.kick();
+    return done;
+  }
+
+  /** Drains what is buffered; later writes are refused. */
+  async close(): Promise<void> {
+    this.closed = true;
+    while (this.flushing || this.pending.length > 0) {
+      this.kick();
+      await this.flushing;
+    }
+  }
+
+  private kick(): void {
+    if (this.flushing || this.pending.length === 0) return;
+    this.flushing = this.flushLoop().finally(() => {
+      this.flushing = undefined;
+      this.kick();
+    });
+  }
+
+  /** Appends what is pending, group by group, until nothing is left. */
+  private async flushLoop(): Promise<void> {
+    while (this.pending.length > 0) {
+      const group: Pending[] = [];
+      let values = 0;
+      while (this.pending.length > 0 && (group.length === 0 || values + this.pending[0]!.batch.length <= this.maxAppend)) {
+        const p = this.pending.shift()!;
+        group.push(p);
+        values += p.batch.length;
+      }
+      try {
+        await this.store.append(concatBatches(group.map((p) => p.batch)));
+        for (const p of group) p.resolve();
+      } catch (err) {
+        for (const p of group) p.reject(err);
+      } finally {
+        this.pendingValues -= values;
+        this.release();
+      }
+    }
+  }
+
+  private release(): void {
+    const waiters = this.waiting;
+    this.waiting = [];
+    for (const wake of waiters) wake();
+  }
+}
