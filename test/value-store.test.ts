@@ -588,6 +588,57 @@ describe('DuckDB value store', function () {
     assert.deepEqual(duplicates, [[0]]);
   });
 
+  it('applies appends, deletes and a compaction issued all at once as if one after another, in call order', async () => {
+    const model = new Model();
+    const store = await openDuckDbStore(dir, { mergePartialsAfter: 20, maxGroupValues: 1 }); // one transaction per append
+    const rnd = prng(99);
+    const next = new Map<number, number>([1, 2, 3, 4].map((s) => [s, T0]));
+    const pending: Promise<unknown>[] = [];
+    try {
+      for (let op = 0; op < 150; op++) {
+        const s = 1 + Math.floor(rnd() * 4);
+        const r = rnd();
+        if (r < 0.6) {
+          // Fresh rows: pure appends, pipelined across writer connections.
+          const rows = ramp(s, next.get(s)! + 1 + Math.floor(rnd() * MIN), 1 + Math.floor(rnd() * 2000), 7_000, op);
+          next.set(s, rows[rows.length - 1]!.ts);
+          pending.push(store.append(toBatch(rows)));
+          model.apply(rows);
+        } else if (r < 0.9) {
+          // Late rows rewriting what earlier calls wrote (the newest of it likely still in flight).
+          const written = model.sorted(s);
+          if (written.length === 0) continue;
+          const from = Math.floor(written.length * (0.5 + rnd() / 2));
+          const rows = written.slice(from, from + 1 + Math.floor(rnd() * 50)).map((v, i) => ({ s, ts: v.ts, v: -op - i / 100 }));
+          pending.push(store.append(toBatch(rows)));
+          model.apply(rows);
+        } else if (r < 0.98) {
+          const from = T0 + Math.floor(rnd() * (next.get(s)! - T0 + 1));
+          const expected = model.delete(s, from, from + 20 * MIN);
+          pending.push(store.delete(s, from, from + 20 * MIN).then((n) => assert.equal(n, expected, `op ${op}: delete count`)));
+        } else {
+          pending.push(store.compact());
+        }
+      }
+      await Promise.all(pending);
+      for (const s of [1, 2, 3, 4]) await assertSeriesMatches(store, model, s, 'after the burst');
+    } finally {
+      await store.close();
+    }
+    const duplicates = await inspect((run) => run('SELECT count(*)::INTEGER FROM (SELECT series_id, ts FROM point_values GROUP BY ALL HAVING count(*) > 1)'));
+    assert.deepEqual(duplicates, [[0]]);
+  });
+
+  it('refuses to open a file this process already has open', async () => {
+    const store = await openDuckDbStore(dir);
+    try {
+      await assert.rejects(openDuckDbStore(dir), /already open/);
+    } finally {
+      await store.close();
+    }
+    await (await openDuckDbStore(dir)).close();
+  });
+
   it('rejects infinite values and non-integer timestamps, writing nothing of the batch', async () => {
     const store = await openDuckDbStore(dir);
     try {
@@ -617,6 +668,24 @@ describe('DuckDB value store', function () {
     } finally {
       await store.close();
     }
+  });
+
+  it('merges the partial aggregate rows that small appends leave in the current hour', async () => {
+    const model = new Model();
+    const store = await openDuckDbStore(dir, { mergePartialsAfter: 50 });
+    try {
+      // Live data: three series, one value each per append, every 20 s for two hours.
+      for (let i = 0; i < 360; i++) {
+        const rows = [1, 2, 3].map((s) => ({ s, ts: T0 + i * 20_000 + s, v: Math.round(Math.sin(i / 9 + s) * 100) / 4 }));
+        await store.append(toBatch(rows));
+        model.apply(rows);
+      }
+      for (const s of [1, 2, 3]) assertBucketsEqual(await store.buckets(s, ALL_FROM, ALL_TO), model.buckets(s, ALL_FROM, ALL_TO), `series ${s}`);
+    } finally {
+      await store.close();
+    }
+    const [[rows]] = (await inspect((run) => run('SELECT count(*)::INTEGER FROM point_buckets'))) as [[number]];
+    assert.equal(rows, 3 * 2, 'one row per (series, hour) once merged');
   });
 
   it('compacts while appends keep coming, losing none, and leaves the rows sorted and unique', async () => {

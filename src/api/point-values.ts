@@ -130,6 +130,9 @@ async function rollupChunks(s: Services, point: DataPointRecord, q: ReadQuery, r
   if (!numeric && NUMERIC_ONLY.has(rollup)) {
     throw badParam('rollup', `${rollup} needs a NUMERIC point; ${point.dataType} points allow NONE, FIRST, LAST, START, COUNT, ALL`);
   }
+  // periodBounds refuses an empty range too; name the parameter at fault, not timePeriodType.
+  // An empty range has no periods (only from after to is an error, checked in readQuery).
+  if (q.from === q.to) return [csv ? '' : '[]'];
   let bounds: Float64Array;
   try {
     bounds = periodBounds({ from: q.from, to: q.to, type: q.periodType, count: q.periods, zone: q.zone, truncate: q.truncate });
@@ -149,7 +152,8 @@ async function rollupChunks(s: Services, point: DataPointRecord, q: ReadQuery, r
       const all = shapeAll(point.dataType, stat as Record<string, number | string | null> | null);
       out.push(csv ? `${ts},${ALL_FIELDS.map((f) => csvField(all?.[f])).join(',')}\r\n` : `${i === 0 ? '[' : ','}{"timestamp":${ts},"value":${JSON.stringify(all)}}`);
     } else {
-      const value = apiStatistic(point.dataType, stat as number | string | null);
+      // COUNT is a number whatever the data type (a BINARY count is not a state).
+      const value = rollup === 'COUNT' ? stat : apiStatistic(point.dataType, stat as number | string | null);
       out.push(csv ? `${ts},${csvField(value)}\r\n` : `${i === 0 ? '[' : ','}{"timestamp":${ts},"value":${JSON.stringify(value)}}`);
     }
   }
@@ -235,8 +239,9 @@ export function pointValuesRouter(s: Services): Router<AppState> {
   });
 
   router.delete('/:xid', async (ctx) => {
+    for (const key of Object.keys(ctx.query)) if (key !== 'from' && key !== 'to') throw badParam(key, 'unknown parameter');
+    for (const name of ['from', 'to']) if (single(ctx, name) === undefined) throw badParam(name, 'is required to delete');
     const q = readQuery(ctx);
-    if (single(ctx, 'from') === undefined || single(ctx, 'to') === undefined) throw badParam('from', 'from and to are both required to delete');
     ctx.body = { deleted: await s.pointValues.delete(caller(ctx).user, ctx.params.xid!, q.from, q.to) };
   });
 

@@ -53,13 +53,16 @@ export class LatestValueCache {
     if (!e) return [];
     const head = e.values[0];
     const live: StoredValue[] = [];
+    let stale = false;
     for (const v of written) {
       if (head === undefined || v.ts > head.ts) live.push(v);
-      else if (v.ts >= e.values[e.values.length - 1]!.ts || e.complete) {
-        // A late value inside the window we hold (or one we would have to hold): reload on the next read.
-        this.entries.delete(series);
-        return live;
-      }
+      // A late value inside the window we hold (or one we would have to hold): reload on the next
+      // read. Keep going: values after it (ascending) may still be newer than the head, hence live.
+      else if (v.ts >= e.values[e.values.length - 1]!.ts || e.complete) stale = true;
+    }
+    if (stale) {
+      this.entries.delete(series);
+      return live;
     }
     if (live.length > 0) {
       const newest = live.slice(-CACHE_DEPTH).reverse();

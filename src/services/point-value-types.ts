@@ -12,13 +12,15 @@ export type ApiValue = number | boolean | string;
 
 /**
  * Coerces a client value to the point's data type, or returns why it cannot be.
- * NUMERIC: finite number or numeric string (true/false as 1/0); MULTISTATE: integer or integer
+ * NUMERIC: finite number or decimal numeric string (true/false as 1/0); MULTISTATE: integer or integer
  * string; BINARY: true/false, 0/1 or "true"/"false"; ALPHANUMERIC: string (numbers and booleans as text).
  */
 export function coerceValue(dataType: DataType, raw: unknown): StorableValue | string {
   switch (dataType) {
     case 'NUMERIC': {
-      const n = typeof raw === 'number' ? raw : typeof raw === 'boolean' ? Number(raw) : typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : NaN;
+      // Decimal notation only: Number() would also read "0x10" and "0b11".
+      const decimal = typeof raw === 'string' && /^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$/.test(raw);
+      const n = typeof raw === 'number' ? raw : typeof raw === 'boolean' ? Number(raw) : decimal ? Number(raw) : NaN;
       return Number.isFinite(n) ? { value: n, text: null } : 'must be a number';
     }
     case 'MULTISTATE': {

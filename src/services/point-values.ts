@@ -226,7 +226,12 @@ function toBatch(values: readonly Accepted[]): ValueBatch {
   return batch;
 }
 
-/** Epoch ms from a number or an ISO 8601 string with offset; undefined when neither. */
+/** The instants a Date (and every value store) can hold: ±8.64e15 ms. */
+const MAX_TIMESTAMP = 8.64e15;
+
+/** Epoch ms from a number or an ISO 8601 string with offset; undefined when neither or out of range. */
 function toTimestamp(raw: unknown): number | undefined {
-  return typeof raw === 'number' || typeof raw === 'string' ? parseInstant(raw) : undefined;
+  const ms = typeof raw === 'number' || typeof raw === 'string' ? parseInstant(raw) : undefined;
+  // A store refuses a larger one with an error that would fail the whole write group (500).
+  return ms !== undefined && Math.abs(ms) <= MAX_TIMESTAMP ? ms : undefined;
 }

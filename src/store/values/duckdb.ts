@@ -4,31 +4,35 @@
 // Layout
 // - point_values (series_id, ts, value, text, annotation): the raw rows, one per (series, ts). Every
 //   appended group is sorted by (series, ts) first, so row-group zone maps on series_id and ts prune
-//   range scans; compact() rewrites the table fully sorted.
+//   reads, which always bound ts on both sides; compact() rewrites the table fully sorted.
 // - point_buckets (series_id, bucket = floor(ts / BUCKET_MS), count, sum, min, max, first_ts,
 //   first_value, last_ts, last_value, inner_integral): hourly partial aggregates of the numeric
 //   values, written in the same transaction as the raw rows. A bucket may hold several partial rows
-//   with disjoint, time-ordered spans (one per append that reached it); buckets() merges them in JS
-//   and compact() merges them in SQL. So buckets() over a year of one series reads ~8,760 rows.
-//
-// Writes (append, delete, compact) go through one queue, one transaction at a time, on one
-// connection; consecutive queued appends share a transaction (group commit). Reads use a small pool
-// of other connections and see only committed transactions, so a resolved append is visible to every
-// later read, and durable: DuckDB writes the WAL at commit.
+//   with disjoint spans (one per append that reached it); buckets() merges them in JS, a periodic
+//   SQL step merges them in the table, compact() merges them all. So buckets() over a year of one
+//   series reads ~8,760 rows.
 //
 // Upsert without read-time deduplication: the newest ts of every series is kept in memory (loaded at
 // open). Rows newer than it (the common case: live data, a bulk load in time order) are a pure
 // append, and their partial aggregates are computed in JS in one pass. Rows at or below it are late:
-// the older rows with the same (series, ts) are deleted in the same transaction before the new ones
+// the stored rows with the same (series, ts) are deleted in the same transaction before the new ones
 // are appended, and the touched buckets are recomputed from the raw rows in SQL. Inside one append the
-// last row for a (series, ts) wins. The raw table therefore never holds two rows for one key, and
-// reads are plain filtered scans.
+// last row for a (series, ts) wins. The raw table never holds two rows for one key, so reads are
+// plain filtered scans.
+//
+// Writes (append, delete, compact) are taken from one queue, in order. Queued appends share a
+// transaction (group commit); a transaction of pure appends commits on its own writer connection
+// while the next one is already being written on another (appends never conflict in DuckDB), and a
+// transaction with late rows, a delete or a compaction waits for those and runs alone. Reads use a
+// pool of other connections and see committed transactions only. An append resolves after its commit
+// (and after every append queued before it): durable, since DuckDB writes and syncs its WAL at commit,
+// and visible to every later read.
 //
 // Values are assumed finite: NaN means "no numeric value" (an ALPHANUMERIC row), ±Infinity and a
 // non-integer or out-of-range ts make append() reject the whole batch with a RangeError (nothing
 // written). The pipeline never sends them.
 import { mkdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { resolve } from 'node:path';
 import {
   BIGINT,
   DOUBLE,
@@ -52,6 +56,8 @@ import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue
 export interface DuckDbStoreOptions {
   /** Reader connections (default 4). */
   readers?: number;
+  /** Writer connections: how many append transactions may be in flight at once (default 2). */
+  writers?: number;
   /** DuckDB worker threads (default: DuckDB's, one per core). */
   threads?: number;
   /** DuckDB memory limit, e.g. '2GB' (default: DuckDB's, 80 % of RAM). */
@@ -62,6 +68,8 @@ export interface DuckDbStoreOptions {
   pageSize?: number;
   /** Most values one write transaction takes from the queue (default 200,000; a larger append goes alone). */
   maxGroupValues?: number;
+  /** Extra partial bucket rows (from appends continuing an hour) after which they are merged (default 10,000). */
+  mergePartialsAfter?: number;
 }
 
 /** The DuckDB store: the PointValueStore verbs plus maintenance. */
@@ -82,6 +90,8 @@ const MAX_TS = 8.64e15;
 const H = BUCKET_MS;
 /** floor(ts / BUCKET_MS) in SQL: `//` truncates towards zero, which is wrong before 1970. */
 const BUCKET_OF_TS = `((p.ts - ((p.ts % ${H}) + ${H}) % ${H}) // ${H})`;
+/** range()'s first window assumes values about a minute apart; later windows follow the data. */
+const MIN_SPACING_GUESS = 60_000;
 /** DuckDB's vector size: the most rows in one data chunk. */
 const CHUNK_ROWS = 2048;
 
@@ -98,14 +108,13 @@ const SCHEMA = [
 ];
 
 const SQL = {
-  maxTs: 'SELECT series_id, max(ts)::DOUBLE FROM point_values GROUP BY series_id',
+  tsBounds: 'SELECT series_id, min(ts)::DOUBLE, max(ts)::DOUBLE FROM point_values GROUP BY series_id',
   seriesMaxTs: 'SELECT max(ts)::DOUBLE FROM point_values WHERE series_id = $1',
-  latest: `SELECT ts::DOUBLE, value, text, annotation FROM point_values
-           WHERE series_id = $1 ORDER BY ts DESC LIMIT $2`,
-  valueAt: `SELECT ts::DOUBLE, value, text, annotation FROM point_values
-            WHERE series_id = $1 AND ts <= $2 ORDER BY ts DESC LIMIT 1`,
-  range: `SELECT ts::DOUBLE, value, text, annotation FROM point_values
-          WHERE series_id = $1 AND ts >= $2 AND ts < $3 ORDER BY ts LIMIT $4`,
+  // Both read a window of ts: bounds on both sides let zone maps skip most row groups.
+  newest: `SELECT ts::DOUBLE, value, text, annotation FROM point_values
+           WHERE series_id = $1 AND ts >= $2 AND ts <= $3 ORDER BY ts DESC LIMIT $4`,
+  oldest: `SELECT ts::DOUBLE, value, text, annotation FROM point_values
+           WHERE series_id = $1 AND ts >= $2 AND ts < $3 ORDER BY ts LIMIT $4`,
   buckets: `SELECT bucket::DOUBLE, count, sum, min, max, first_ts::DOUBLE, first_value, last_ts::DOUBLE,
                    last_value, inner_integral
             FROM point_buckets WHERE series_id = $1 AND bucket >= $2 AND bucket < $3
@@ -136,29 +145,45 @@ const SQL = {
   insertTouched: 'INSERT INTO touched VALUES ($1, $2)',
 };
 
+/**
+ * Merges the partial rows of each (series, bucket) of `source` into one. Partial rows of one bucket
+ * have disjoint spans: each is linked to the one before it in time.
+ */
+function mergePartials(source: string): string {
+  return `SELECT series_id, bucket, sum(count)::INTEGER AS count, sum(sum) AS sum, min(min) AS min, max(max) AS max,
+            min(first_ts) AS first_ts, arg_min(first_value, first_ts) AS first_value,
+            max(last_ts) AS last_ts, arg_max(last_value, last_ts) AS last_value,
+            sum(inner_integral) + coalesce(sum(link), 0) AS inner_integral
+     FROM (SELECT *, lag(last_value) OVER w * (first_ts - lag(last_ts) OVER w) AS link
+           FROM ${source} WINDOW w AS (PARTITION BY series_id, bucket ORDER BY first_ts))
+     GROUP BY series_id, bucket`;
+}
+
+/** Merging the partial rows of the buckets listed in `touched` (bounds as in deleteTouchedBuckets). */
+const MERGE_TOUCHED = {
+  clear: 'DELETE FROM merged_buckets',
+  merge: `INSERT INTO merged_buckets ${mergePartials(`(SELECT b.* FROM point_buckets AS b JOIN touched AS t
+            ON b.series_id = t.series_id AND b.bucket = t.bucket
+            WHERE b.series_id BETWEEN $1 AND $2 AND b.bucket BETWEEN $3 AND $4)`)}`,
+  insert: 'INSERT INTO point_buckets SELECT * FROM merged_buckets',
+};
+
 const COMPACT = [
   'DROP TABLE IF EXISTS point_values_sorted',
   'DROP TABLE IF EXISTS point_buckets_merged',
   `CREATE TABLE point_values_sorted AS
      SELECT series_id, ts, value, text, annotation FROM point_values ORDER BY series_id, ts`,
-  // Partial rows of one bucket have disjoint spans: link each to the one before it in time.
-  `CREATE TABLE point_buckets_merged AS
-     SELECT series_id, bucket, sum(count)::INTEGER AS count, sum(sum) AS sum, min(min) AS min, max(max) AS max,
-            min(first_ts) AS first_ts, arg_min(first_value, first_ts) AS first_value,
-            max(last_ts) AS last_ts, arg_max(last_value, last_ts) AS last_value,
-            sum(inner_integral) + coalesce(sum(link), 0) AS inner_integral
-     FROM (SELECT *, lag(last_value) OVER w * (first_ts - lag(last_ts) OVER w) AS link
-           FROM point_buckets WINDOW w AS (PARTITION BY series_id, bucket ORDER BY first_ts))
-     GROUP BY series_id, bucket ORDER BY series_id, bucket`,
+  `CREATE TABLE point_buckets_merged AS ${mergePartials('point_buckets')} ORDER BY series_id, bucket`,
   'DROP TABLE point_values',
   'ALTER TABLE point_values_sorted RENAME TO point_values',
   'DROP TABLE point_buckets',
   'ALTER TABLE point_buckets_merged RENAME TO point_buckets',
 ];
 
-/** A connection with its prepared statements; used by one caller at a time. */
+/** A connection with its prepared statements and appenders; used by one caller at a time. */
 class Session {
   private readonly statements = new Map<string, DuckDBPreparedStatement>();
+  private readonly appenders = new Map<string, DuckDBAppender>();
   constructor(readonly conn: DuckDBConnection) {}
 
   /** Runs a cached prepared statement with numeric parameters bound as the types DuckDB inferred. */
@@ -172,19 +197,43 @@ class Session {
     return st.runAndReadAll();
   }
 
-  /** Statement text without parameters (transaction control, DDL). */
+  /** Statement text without parameters (DDL). */
   async exec(sql: string): Promise<void> {
     await this.conn.run(sql);
   }
 
-  /** Prepared statements name tables; after DDL they are re-prepared. */
-  forgetStatements(): void {
+  /** The appender for a main table, kept across transactions (each transaction flushes it). */
+  async appender(table: 'point_values' | 'point_buckets'): Promise<DuckDBAppender> {
+    let a = this.appenders.get(table);
+    if (!a) {
+      a = await this.conn.createAppender(table);
+      this.appenders.set(table, a);
+    }
+    return a;
+  }
+
+  /** Drops the appenders with whatever they hold: after a failed transaction, and after DDL. */
+  dropAppenders(): void {
+    for (const a of this.appenders.values()) {
+      try {
+        a.clear();
+        a.closeSync();
+      } catch {
+        // a broken appender holds nothing worth keeping
+      }
+    }
+    this.appenders.clear();
+  }
+
+  /** Prepared statements and appenders name tables; after DDL they are made again. */
+  forget(): void {
+    this.dropAppenders();
     for (const st of this.statements.values()) st.destroySync();
     this.statements.clear();
   }
 
   close(): void {
-    this.forgetStatements();
+    this.forget();
     this.conn.closeSync();
   }
 }
@@ -202,7 +251,7 @@ function bindNumber(st: DuckDBPreparedStatement, index: number, value: number): 
   }
 }
 
-/** Reader connections, each lent to one query at a time. */
+/** Connections, each lent to one caller at a time. */
 class Pool {
   private readonly free: Session[];
   private readonly waiting: ((s: Session) => void)[] = [];
@@ -227,8 +276,9 @@ class Pool {
     }
   }
 
-  forgetStatements(): void {
-    for (const s of this.free) s.forgetStatements();
+  /** Every connection's statements and appenders; only while none is lent (the write queue ensures it for writers). */
+  forget(): void {
+    for (const s of this.sessions) s.forget();
   }
 
   /** Waits for the queries in flight, then closes every connection. */
@@ -482,27 +532,70 @@ interface TaskJob {
 }
 type Job = AppendJob | TaskJob;
 
+/** How a sorted group of rows is written. */
+interface WritePlan {
+  rows: SortedRows;
+  /** Partial aggregates of the series whose rows are all newer than what is stored. */
+  fresh: BucketRows;
+  /** Segments (indices into rows.seg*) of series with rows at or before their stored max ts... */
+  lateSegs: number[];
+  /** ...and that max ts, per late segment. */
+  lateKnown: number[];
+}
+
 class DuckDbStore implements DuckDbValueStore {
   readonly engine = 'duckdb' as const;
   private readonly queue: Job[] = [];
   private draining: Promise<void> | undefined;
+  /** Settles after every pipelined append transaction started so far; never rejects. */
+  private tail: Promise<void> = Promise.resolve();
   private closed = false;
   /** Rows written since the last compaction in this process (a reopened store counts as written). */
   private dirty = true;
+  /** Per series, the bucket its last pure append ended in. */
+  private readonly lastBucket = new Map<number, number>();
+  /** Buckets (per series) that pure appends gave more than one partial row, and how many extra rows. */
+  private readonly partialKeys = new Map<number, Set<number>>();
+  private extraPartials = 0;
   /** Numeric-only chunk reused for every raw append: its text and annotation columns stay NULL. */
   private readonly numericChunk = DuckDBDataChunk.create(RAW_TYPES, CHUNK_ROWS);
   private readonly bucketChunk = DuckDBDataChunk.create(BUCKET_TYPES, CHUNK_ROWS);
-  private readonly appenders = new Map<string, DuckDBAppender>();
 
-  constructor(
-    private readonly instance: DuckDBInstance,
-    private readonly writer: Session,
-    private readonly readers: Pool,
-    /** The newest stored ts per series. */
-    private readonly maxTs: Map<number, number>,
-    private readonly pageSize: number,
-    private readonly maxGroupValues: number,
-  ) {
+  private readonly instance: DuckDBInstance;
+  /** Runs late appends, deletes and compaction (alone); owns the temporary tables. */
+  private readonly primary: Session;
+  /** Run pure appends, several at once (the primary among them). */
+  private readonly writers: Pool;
+  private readonly readers: Pool;
+  /** The newest ts per series, stored or being written (never below what is stored). */
+  private readonly maxTs: Map<number, number>;
+  /** The oldest ts per series ever seen (never above what is stored). */
+  private readonly minTs: Map<number, number>;
+  private readonly pageSize: number;
+  private readonly maxGroupValues: number;
+  private readonly mergePartialsAfter: number;
+  private readonly onClose: () => void;
+
+  constructor(init: {
+    instance: DuckDBInstance;
+    primary: Session;
+    writers: Pool;
+    readers: Pool;
+    maxTs: Map<number, number>;
+    minTs: Map<number, number>;
+    options: DuckDbStoreOptions;
+    onClose: () => void;
+  }) {
+    this.instance = init.instance;
+    this.primary = init.primary;
+    this.writers = init.writers;
+    this.readers = init.readers;
+    this.maxTs = init.maxTs;
+    this.minTs = init.minTs;
+    this.onClose = init.onClose;
+    this.pageSize = init.options.pageSize ?? 10_000;
+    this.maxGroupValues = init.options.maxGroupValues ?? 200_000;
+    this.mergePartialsAfter = init.options.mergePartialsAfter ?? 10_000;
     const text = this.numericChunk.getColumnVector(3);
     const annotation = this.numericChunk.getColumnVector(4);
     for (let i = 0; i < CHUNK_ROWS; i++) {
@@ -552,11 +645,19 @@ class DuckDbStore implements DuckDbValueStore {
     });
   }
 
+  /**
+   * Takes the queue in order. Consecutive appends form one group (group commit). A group of pure
+   * appends is written on a free writer connection and committed there while the next group is
+   * already being written on another (DuckDB appends never conflict); a group with late rows, a
+   * delete and a compaction wait for those commits and run alone on the primary connection.
+   * Appends are answered in queue order, each once its own transaction committed.
+   */
   private async drain(): Promise<void> {
     while (this.queue.length > 0) {
       const head = this.queue[0]!;
       if (head.kind === 'task') {
         this.queue.shift();
+        await this.tail;
         try {
           head.resolve(await head.run());
         } catch (err) {
@@ -564,104 +665,174 @@ class DuckDbStore implements DuckDbValueStore {
         }
         continue;
       }
-      const jobs: AppendJob[] = [];
+      const jobs = this.takeAppends();
+      let plan: WritePlan;
+      let batch: ValueBatch;
       try {
-        await this.appendTransaction(jobs);
-        for (const j of jobs) j.resolve();
+        batch = concatBatches(jobs.map((j) => j.batch));
+        plan = this.plan(batch);
       } catch (err) {
-        if (jobs.length <= 1) {
-          jobs[0]?.reject(err);
-          continue;
-        }
-        // One failed batch must not fail the others: write them one by one, in order.
-        for (const j of jobs) {
+        for (const j of jobs) j.reject(err);
+        continue;
+      }
+      this.dirty = true;
+      if (plan.lateSegs.length > 0) {
+        await this.tail;
+        const done = this.transaction(this.primary, () => this.writeRows(this.primary, batch, plan));
+        this.answerInOrder(jobs, done);
+        await this.tail;
+        continue;
+      }
+      let written!: () => void;
+      const body = new Promise<void>((resolve) => (written = resolve));
+      const committed = this.writers.use((w) =>
+        this.transaction(w, async () => {
           try {
-            await this.appendTransaction([], j);
-            j.resolve();
-          } catch (e) {
-            j.reject(e);
+            await this.writeRows(w, batch, plan);
+          } finally {
+            written();
           }
-        }
+        }),
+      );
+      this.answerInOrder(jobs, committed);
+      // The next group is written once this one's rows are handed over; its commit runs meanwhile.
+      await Promise.race([body, committed.catch(() => undefined)]);
+      if (this.extraPartials >= this.mergePartialsAfter) {
+        await this.tail;
+        await this.mergePartialRows();
       }
     }
   }
 
-  /** The queued appends that fit into the transaction, taken from the queue into `jobs`. */
-  private takeAppends(jobs: AppendJob[], values: number): AppendJob[] {
+  /**
+   * Live data appends a few values per series at a time, each append adding a partial row to the
+   * series' current bucket; now and then those are merged into one row per bucket, in SQL, so the
+   * aggregate table stays about one row per (series, hour). Runs alone on the primary connection.
+   */
+  private async mergePartialRows(): Promise<void> {
+    const tSeries: number[] = [];
+    const tBucket: number[] = [];
+    let minBucket = Infinity;
+    let maxBucket = -Infinity;
+    for (const s of [...this.partialKeys.keys()].sort((a, b) => a - b)) {
+      for (const b of this.partialKeys.get(s)!) {
+        tSeries.push(s);
+        tBucket.push(b);
+        if (b < minBucket) minBucket = b;
+        if (b > maxBucket) maxBucket = b;
+      }
+    }
+    this.partialKeys.clear();
+    this.extraPartials = 0;
+    if (tSeries.length === 0) return;
+    const bounds = [tSeries[0]!, tSeries[tSeries.length - 1]!, minBucket, maxBucket];
+    try {
+      await this.transaction(this.primary, async () => {
+        await this.primary.query(SQL.clearTouched);
+        await this.appendTemp('touched', [INTEGER, BIGINT], [tSeries, tBucket]);
+        await this.primary.query(MERGE_TOUCHED.clear);
+        await this.primary.query(MERGE_TOUCHED.merge, bounds);
+        await this.primary.query(SQL.deleteTouchedBuckets, bounds);
+        await this.primary.query(MERGE_TOUCHED.insert);
+      });
+    } catch {
+      // Only tidiness is lost: buckets() merges partial rows itself, and compact() merges them all.
+    }
+  }
+
+  /** Answers the jobs when `done` settles, but never before the jobs of earlier transactions. */
+  private answerInOrder(jobs: AppendJob[], done: Promise<void>): void {
+    const before = this.tail;
+    this.tail = done.then(
+      async () => {
+        await before;
+        for (const j of jobs) j.resolve();
+      },
+      async (err: unknown) => {
+        await before;
+        for (const j of jobs) j.reject(err);
+      },
+    );
+  }
+
+  /** The queued appends that fit into one transaction (at least one). */
+  private takeAppends(): AppendJob[] {
     const taken: AppendJob[] = [];
+    let values = 0;
     while (this.queue[0]?.kind === 'append' && (values === 0 || values + this.queue[0].batch.length <= this.maxGroupValues)) {
       const job = this.queue.shift() as AppendJob;
       taken.push(job);
-      jobs.push(job);
       values += job.batch.length;
     }
     return taken;
   }
 
   /**
-   * One write transaction of appends (group commit): it takes the appends queued at its start and,
-   * until it holds maxGroupValues, those queued while it writes (a concurrent client's next batch
-   * usually arrives meanwhile), then commits once. With `only`, it writes that one append alone.
+   * Sorts a group and splits its series into fresh (every row newer than the series' max ts: a pure
+   * append, aggregated here) and late ones. Raises the max ts at once, so the next group is planned
+   * against this one; should this one fail, a max ts above what is stored only sends later rows down
+   * the late path, which is correct for any rows.
    */
-  private async appendTransaction(jobs: AppendJob[], only?: AppendJob): Promise<void> {
-    /** The newest ts per series including this transaction's rows; becomes maxTs on commit. */
-    const pending = new Map<number, number>();
-    let values = 0;
-    await this.transaction(async () => {
-      for (;;) {
-        const taken = only ? [only] : this.takeAppends(jobs, values);
-        if (taken.length === 0) break;
-        const batch = concatBatches(taken.map((j) => j.batch));
-        values += batch.length;
-        await this.writeRows(batch, pending);
-        if (only) break;
+  private plan(batch: ValueBatch): WritePlan {
+    const rows = sortRows(batch);
+    const { perm, segSeries, segStart, segEnd } = rows;
+    const { ts } = batch;
+    const plan: WritePlan = { rows, fresh: new BucketRows(), lateSegs: [], lateKnown: [] };
+    for (let g = 0; g < segSeries.length; g++) {
+      const s = segSeries[g]!;
+      const known = this.maxTs.get(s);
+      if (known !== undefined && ts[perm[segStart[g]!]!]! <= known) {
+        plan.lateSegs.push(g);
+        plan.lateKnown.push(known);
+        // Its buckets are recomputed whole; a later append into the last one adds a partial row.
+        this.lastBucket.set(s, Math.floor(Math.max(known, ts[perm[segEnd[g]! - 1]!]!) / H));
+      } else {
+        const before = plan.fresh.length;
+        plan.fresh.addSeries(s, batch, perm, segStart[g]!, segEnd[g]!);
+        if (plan.fresh.length > before) {
+          // A second partial row for the bucket the series' last append ended in?
+          const first = plan.fresh.bucket[before]!;
+          const previous = this.lastBucket.get(s) ?? (known === undefined ? undefined : Math.floor(known / H));
+          if (first === previous) {
+            this.extraPartials++;
+            let buckets = this.partialKeys.get(s);
+            if (!buckets) this.partialKeys.set(s, (buckets = new Set()));
+            buckets.add(first);
+          }
+          this.lastBucket.set(s, plan.fresh.bucket[plan.fresh.length - 1]!);
+        }
       }
-    });
-    this.dirty = true;
-    for (const [s, t] of pending) this.maxTs.set(s, t);
+      const last = ts[perm[segEnd[g]! - 1]!]!;
+      if (known === undefined || last > known) this.maxTs.set(s, last);
+      const first = ts[perm[segStart[g]!]!]!;
+      if (!(first >= this.minTs.get(s)!)) this.minTs.set(s, first);
+    }
+    return plan;
   }
 
-  private async transaction<T>(fn: () => Promise<T>): Promise<T> {
-    await this.writer.query('BEGIN TRANSACTION');
+  private async transaction<T>(w: Session, fn: () => Promise<T>): Promise<T> {
+    await w.query('BEGIN TRANSACTION');
     try {
       const result = await fn();
-      await this.writer.query('COMMIT');
+      await w.query('COMMIT');
       return result;
     } catch (err) {
-      this.dropAppenders();
-      await this.writer.exec('ROLLBACK').catch(() => undefined);
+      w.dropAppenders();
+      await w.exec('ROLLBACK').catch(() => undefined);
       throw err;
     }
   }
 
   /**
-   * Writes rows inside the open transaction: late series first delete the rows they replace, then
-   * every row is appended, fresh series get partial aggregates computed here and late ones have their
-   * buckets recomputed. `pending` holds the newest ts per series written so far in the transaction.
+   * Writes a planned group inside an open transaction on w: late series first delete the rows they
+   * replace (primary only), then every row is appended, fresh series get their partial aggregates
+   * and late ones have their buckets recomputed from the raw rows.
    */
-  private async writeRows(batch: ValueBatch, pending: Map<number, number>): Promise<void> {
-    const rows = sortRows(batch);
-    if (rows.n === 0) return;
-    const { perm, segSeries, segStart, segEnd } = rows;
-    const { ts } = batch;
-    const fresh = new BucketRows();
-    const lateSegs: number[] = [];
-    const lateKnown: number[] = [];
-    for (let g = 0; g < segSeries.length; g++) {
-      const s = segSeries[g]!;
-      const known = pending.get(s) ?? this.maxTs.get(s);
-      if (known !== undefined && ts[perm[segStart[g]!]!]! <= known) {
-        lateSegs.push(g);
-        lateKnown.push(known);
-      } else {
-        fresh.addSeries(s, batch, perm, segStart[g]!, segEnd[g]!);
-      }
-      const last = ts[perm[segEnd[g]! - 1]!]!;
-      if (known === undefined || last > known) pending.set(s, last);
-    }
+  private async writeRows(w: Session, batch: ValueBatch, plan: WritePlan): Promise<void> {
+    const { rows, fresh, lateSegs, lateKnown } = plan;
     if (lateSegs.length > 0) await this.deleteReplaced(batch, rows, lateSegs, lateKnown);
-    await this.appendRaw(batch, rows);
-    if (fresh.length > 0) await this.appendBuckets(fresh);
+    await this.appendRaw(w, batch, rows);
+    if (fresh.length > 0) await this.appendBuckets(w, fresh);
     if (lateSegs.length > 0) await this.recomputeLateBuckets(batch, rows, lateSegs);
   }
 
@@ -685,9 +856,9 @@ class DuckDbStore implements DuckDbValueStore {
         if (t > maxTs) maxTs = t;
       }
     }
-    await this.writer.query(SQL.clearLateKeys);
+    await this.primary.query(SQL.clearLateKeys);
     await this.appendTemp('late_keys', [INTEGER, BIGINT], [keySeries, keyTs]);
-    await this.writer.query(SQL.deleteReplaced, [segSeries[lateSegs[0]!]!, segSeries[lateSegs[lateSegs.length - 1]!]!, minTs, maxTs]);
+    await this.primary.query(SQL.deleteReplaced, [segSeries[lateSegs[0]!]!, segSeries[lateSegs[lateSegs.length - 1]!]!, minTs, maxTs]);
   }
 
   /** Recomputes, from the raw rows, every bucket that a late series' rows fall in. */
@@ -709,45 +880,22 @@ class DuckDbStore implements DuckDbValueStore {
         if (b > maxBucket) maxBucket = b;
       }
     }
-    await this.writer.query(SQL.clearTouched);
+    await this.primary.query(SQL.clearTouched);
     await this.appendTemp('touched', [INTEGER, BIGINT], [tSeries, tBucket]);
     await this.recomputeTouched(tSeries[0]!, tSeries[tSeries.length - 1]!, minBucket, maxBucket);
   }
 
   /** Replaces the bucket rows listed in `touched` by aggregates of the raw rows. */
   private async recomputeTouched(minSeries: number, maxSeries: number, minBucket: number, maxBucket: number): Promise<void> {
-    await this.writer.query(SQL.deleteTouchedBuckets, [minSeries, maxSeries, minBucket, maxBucket]);
-    await this.writer.query(SQL.recomputeTouched, [minSeries, maxSeries, minBucket * H, (maxBucket + 1) * H]);
-  }
-
-  /** The writer's appender for a main table, kept across transactions (flushed inside each). */
-  private async appender(table: 'point_values' | 'point_buckets'): Promise<DuckDBAppender> {
-    let a = this.appenders.get(table);
-    if (!a) {
-      a = await this.writer.conn.createAppender(table);
-      this.appenders.set(table, a);
-    }
-    return a;
-  }
-
-  /** Drops the appenders with whatever they hold: after a failed transaction, and after DDL. */
-  private dropAppenders(): void {
-    for (const a of this.appenders.values()) {
-      try {
-        a.clear();
-        a.closeSync();
-      } catch {
-        // closing a broken appender: nothing left to save
-      }
-    }
-    this.appenders.clear();
+    await this.primary.query(SQL.deleteTouchedBuckets, [minSeries, maxSeries, minBucket, maxBucket]);
+    await this.primary.query(SQL.recomputeTouched, [minSeries, maxSeries, minBucket * H, (maxBucket + 1) * H]);
   }
 
   /** Appends the sorted rows to point_values through the DataChunk appender. */
-  private async appendRaw(batch: ValueBatch, rows: SortedRows): Promise<void> {
+  private async appendRaw(w: Session, batch: ValueBatch, rows: SortedRows): Promise<void> {
     const { perm, n } = rows;
     const { series, ts, value, text, annotation } = batch;
-    const appender = await this.appender('point_values');
+    const appender = await w.appender('point_values');
     const hasStrings = text !== null || annotation !== null;
     for (let off = 0; off < n; off += CHUNK_ROWS) {
       const m = Math.min(CHUNK_ROWS, n - off);
@@ -783,14 +931,14 @@ class DuckDbStore implements DuckDbValueStore {
     appender.flushSync();
   }
 
-  private async appendBuckets(b: BucketRows): Promise<void> {
+  private async appendBuckets(w: Session, b: BucketRows): Promise<void> {
     const columns = [b.series, b.bucket, b.count, b.sum, b.min, b.max, b.firstTs, b.firstValue, b.lastTs, b.lastValue, b.inner];
-    appendColumns(await this.appender('point_buckets'), this.bucketChunk, BUCKET_TYPES, columns);
+    appendColumns(await w.appender('point_buckets'), this.bucketChunk, BUCKET_TYPES, columns);
   }
 
   /** Appends numeric columns to a temporary table of the writer. */
   private async appendTemp(table: string, types: DuckDBType[], columns: number[][]): Promise<void> {
-    const appender = await this.writer.conn.createAppender(table, 'main', 'temp');
+    const appender = await this.primary.conn.createAppender(table, 'main', 'temp');
     try {
       appendColumns(appender, DuckDBDataChunk.create(types, CHUNK_ROWS), types, columns);
     } finally {
@@ -804,15 +952,15 @@ class DuckDbStore implements DuckDbValueStore {
     if (lo >= hi) return 0;
     const firstBucket = Math.floor(lo / H);
     const lastBucket = Math.floor((hi - 1) / H);
-    const deleted = await this.transaction(async () => {
-      const reader = await this.writer.query(SQL.deleteRange, [series, lo, hi]);
+    const deleted = await this.transaction(this.primary, async () => {
+      const reader = await this.primary.query(SQL.deleteRange, [series, lo, hi]);
       const count = reader.rowsChanged;
       if (count === 0) return 0;
       // Buckets inside the range are gone; the two edge buckets may keep rows outside it.
-      await this.writer.query(SQL.deleteBucketRange, [series, firstBucket, lastBucket]);
-      await this.writer.query(SQL.clearTouched);
-      await this.writer.query(SQL.insertTouched, [series, firstBucket]);
-      if (lastBucket !== firstBucket) await this.writer.query(SQL.insertTouched, [series, lastBucket]);
+      await this.primary.query(SQL.deleteBucketRange, [series, firstBucket, lastBucket]);
+      await this.primary.query(SQL.clearTouched);
+      await this.primary.query(SQL.insertTouched, [series, firstBucket]);
+      if (lastBucket !== firstBucket) await this.primary.query(SQL.insertTouched, [series, lastBucket]);
       await this.recomputeTouched(series, series, firstBucket, lastBucket);
       return count;
     });
@@ -820,7 +968,7 @@ class DuckDbStore implements DuckDbValueStore {
       this.dirty = true;
       const known = this.maxTs.get(series);
       if (known !== undefined && known >= lo && known < hi) {
-        const [[max]] = (await this.writer.query(SQL.seriesMaxTs, [series])).getRows() as [[number | null]];
+        const [[max]] = (await this.primary.query(SQL.seriesMaxTs, [series])).getRows() as [[number | null]];
         if (max === null) this.maxTs.delete(series);
         else this.maxTs.set(series, max);
       }
@@ -830,42 +978,77 @@ class DuckDbStore implements DuckDbValueStore {
 
   private async compactNow(): Promise<void> {
     if (this.dirty) {
-      await this.transaction(async () => {
-        for (const sql of COMPACT) await this.writer.exec(sql);
+      await this.transaction(this.primary, async () => {
+        for (const sql of COMPACT) await this.primary.exec(sql);
       });
-      this.dropAppenders();
-      this.writer.forgetStatements();
-      this.readers.forgetStatements();
+      // Readers' prepared statements re-bind to the new tables by themselves (DuckDB checks the
+      // catalog at execution); the writers' appenders are made again.
+      this.writers.forget();
       this.dirty = false;
+      this.partialKeys.clear();
+      this.extraPartials = 0;
     }
-    await this.writer.exec('CHECKPOINT');
+    await this.primary.exec('CHECKPOINT');
   }
 
   // ---- reads: the reader pool ----
 
   async latest(series: number, limit: number): Promise<StoredValue[]> {
     const n = Math.max(0, Math.floor(limit));
-    if (n === 0) return [];
-    return this.readers.use(async (s) => toStoredValues(await s.query(SQL.latest, [series, n])));
+    const newest = this.maxTs.get(series);
+    if (n === 0 || newest === undefined) return [];
+    return this.newestUpTo(series, newest, n);
   }
 
   async valueAt(series: number, t: number): Promise<StoredValue | undefined> {
     if (Number.isNaN(t)) return undefined;
-    const at = Math.max(-MAX_TS - 1, Math.min(MAX_TS + 1, Math.floor(t)));
-    return this.readers.use(async (s) => toStoredValues(await s.query(SQL.valueAt, [series, at]))[0]);
+    const oldest = this.minTs.get(series);
+    const newest = this.maxTs.get(series);
+    if (oldest === undefined || newest === undefined || t < oldest) return undefined;
+    return (await this.newestUpTo(series, Math.min(newest, Math.floor(t)), 1))[0];
   }
 
+  /**
+   * The n newest values with ts <= t, newest first. Looks back one hour, then 16 times further
+   * each time, until it has n or has reached the series' oldest value: a window on ts lets zone
+   * maps skip row groups, where an unbounded top-n reads every row group of the series.
+   */
+  private async newestUpTo(series: number, t: number, n: number): Promise<StoredValue[]> {
+    const oldest = this.minTs.get(series) ?? -MAX_TS;
+    for (let span = H; ; span *= 16) {
+      const from = Math.max(oldest, t - span + 1);
+      const rows = await this.readers.use(async (s) => toStoredValues(await s.query(SQL.newest, [series, from, t, n])));
+      if (rows.length === n || from === oldest) return rows;
+    }
+  }
+
+  /**
+   * Pages of up to pageSize values, each read from a window of ts sized to hold about one page (from
+   * the density seen so far; a window that comes back short grows fourfold), so no query sorts the
+   * rest of the range.
+   */
   async *range(series: number, from: number, to: number, limit?: number): AsyncIterable<StoredValue[]> {
-    let lo = clampTs(from);
-    const hi = clampTs(to);
+    const oldest = this.minTs.get(series);
+    const newest = this.maxTs.get(series);
+    if (oldest === undefined || newest === undefined) return;
+    let lo = Math.max(clampTs(from), oldest);
+    const hi = Math.min(clampTs(to), newest + 1);
     let left = limit === undefined ? Infinity : Math.max(0, Math.floor(limit));
+    let span = this.pageSize * MIN_SPACING_GUESS;
     while (lo < hi && left > 0) {
       const want = Math.min(this.pageSize, left);
-      const page = await this.readers.use(async (s) => toStoredValues(await s.query(SQL.range, [series, lo, hi, want])));
+      const end = Math.min(hi, lo + span);
+      const page = await this.readers.use(async (s) => toStoredValues(await s.query(SQL.oldest, [series, lo, end, want])));
       if (page.length > 0) yield page;
-      if (page.length < want) return;
       left -= page.length;
-      lo = page[page.length - 1]!.ts + 1;
+      if (page.length === want) {
+        const next = page[page.length - 1]!.ts + 1;
+        span = Math.max(1, Math.ceil((next - lo) * 1.25));
+        lo = next;
+      } else {
+        lo = end;
+        span *= 4;
+      }
     }
   }
 
@@ -916,41 +1099,72 @@ class DuckDbStore implements DuckDbValueStore {
     if (this.closed) return;
     this.closed = true;
     while (this.draining) await this.draining;
-    this.dropAppenders();
+    await this.tail;
+    await this.mergePartialRows();
     try {
-      await this.writer.exec('CHECKPOINT');
+      this.writers.forget();
+      await this.primary.exec('CHECKPOINT');
     } finally {
       await this.readers.close();
-      this.writer.close();
+      await this.writers.close();
       this.instance.closeSync();
+      this.onClose();
     }
   }
 }
 
+/** Files open in this process: DuckDB would let a second instance open one and both write it. */
+const openFiles = new Set<string>();
+
 /** Opens (creating when absent) `values.duckdb` under dir. One store per file per process. */
 export async function openDuckDbStore(dir: string, options: DuckDbStoreOptions = {}): Promise<DuckDbValueStore> {
+  const file = resolve(dir, VALUES_FILE);
+  if (openFiles.has(file)) throw new Error(`${file} is already open in this process`);
+  openFiles.add(file);
+  try {
+    return await open(dir, file, options, () => openFiles.delete(file));
+  } catch (err) {
+    openFiles.delete(file);
+    throw err;
+  }
+}
+
+async function open(dir: string, file: string, options: DuckDbStoreOptions, onClose: () => void): Promise<DuckDbValueStore> {
   await mkdir(dir, { recursive: true });
   const config: Record<string, string> = {};
   if (options.threads !== undefined) config.threads = String(options.threads);
   if (options.memoryLimit !== undefined) config.memory_limit = options.memoryLimit;
   if (options.checkpointThreshold !== undefined) config.checkpoint_threshold = options.checkpointThreshold;
-  const instance = await DuckDBInstance.create(join(dir, VALUES_FILE), config);
+  const instance = await DuckDBInstance.create(file, config);
   const sessions: Session[] = [];
+  const connect = async () => {
+    const s = new Session(await instance.connect());
+    sessions.push(s);
+    return s;
+  };
   try {
-    const writer = new Session(await instance.connect());
-    sessions.push(writer);
-    for (const sql of SCHEMA) await writer.exec(sql);
-    await writer.exec('CREATE TEMP TABLE late_keys (series_id INTEGER, ts BIGINT)');
-    await writer.exec('CREATE TEMP TABLE touched (series_id INTEGER, bucket BIGINT)');
+    const primary = await connect();
+    for (const sql of SCHEMA) await primary.exec(sql);
+    await primary.exec('CREATE TEMP TABLE late_keys (series_id INTEGER, ts BIGINT)');
+    await primary.exec('CREATE TEMP TABLE touched (series_id INTEGER, bucket BIGINT)');
+    await primary.exec('CREATE TEMP TABLE merged_buckets AS SELECT * FROM point_buckets LIMIT 0');
+    const minTs = new Map<number, number>();
     const maxTs = new Map<number, number>();
-    for (const [s, t] of (await writer.query(SQL.maxTs)).getRows() as [number, number][]) maxTs.set(s, t);
-    const readers: Session[] = [];
-    for (let i = 0; i < Math.max(1, options.readers ?? 4); i++) {
-      const s = new Session(await instance.connect());
-      sessions.push(s);
-      readers.push(s);
+    for (const [s, min, max] of (await primary.query(SQL.tsBounds)).getRows() as [number, number, number][]) {
+      minTs.set(s, min);
+      maxTs.set(s, max);
     }
-    return new DuckDbStore(instance, writer, new Pool(readers), maxTs, options.pageSize ?? 10_000, options.maxGroupValues ?? 200_000);
+    const writers = [primary];
+    while (writers.length < Math.max(1, options.writers ?? 2)) writers.push(await connect());
+    const readers: Session[] = [];
+    while (readers.length < Math.max(1, options.readers ?? 4)) {
+      const reader = await connect();
+      // DuckDB 1.5 answers a small top-n by scanning twice ("late materialization"); on a window of
+      // one series one scan is several times faster.
+      await reader.exec('SET late_materialization_max_rows = 0').catch(() => undefined);
+      readers.push(reader);
+    }
+    return new DuckDbStore({ instance, primary, writers: new Pool(writers), readers: new Pool(readers), maxTs, minTs, options, onClose });
   } catch (err) {
     for (const s of sessions) s.close();
     instance.closeSync();

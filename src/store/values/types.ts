@@ -6,6 +6,9 @@
 //   retried bulk request is harmless.
 // - Numeric data types (NUMERIC, MULTISTATE, BINARY as 0/1) live in `value`; ALPHANUMERIC in `text`.
 // - `append` resolves only when the values are durable and visible to every later read.
+// - Timestamps are integers within the range of a JS Date (±8.64e15 ms); values are finite, or NaN
+//   in a batch meaning "no numeric value" (an ALPHANUMERIC row). The pipeline checks both.
+// - `range` yields batches whose sizes are the engine's choice.
 
 /** A stored value as read back. */
 export interface StoredValue {
@@ -67,6 +70,8 @@ export interface PointValueStore {
   buckets(series: number, from: number, to: number): Promise<BucketAggregate[]>;
   /** Deletes values with from <= ts < to; returns how many. */
   delete(series: number, from: number, to: number): Promise<number>;
+  /** Rewrites storage for read speed (DuckDB: sorted by series and time); absent where the engine needs none. */
+  compact?(): Promise<void>;
   /** A cheap round trip, for /health. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -38,8 +38,8 @@ export function concatBatches(batches: readonly ValueBatch[]): ValueBatch {
 export class WriteBuffer {
   private pending: Pending[] = [];
   private pendingValues = 0;
-  /** Writers waiting for room, in arrival order. */
-  private waiting: (() => void)[] = [];
+  /** Writers waiting for room, in arrival order; admitted strictly in that order. */
+  private waiting: { size: number; admit(): void }[] = [];
   private flushing: Promise<void> | undefined;
   private closed = false;
 
@@ -59,11 +59,15 @@ export class WriteBuffer {
   async write(batch: ValueBatch): Promise<void> {
     if (this.closed) throw new Error('write buffer is closed');
     if (batch.length === 0) return;
-    while (this.pendingValues > 0 && this.pendingValues + batch.length > this.capacity) {
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
+    // First come, first served: a writer never overtakes one already waiting, so a batch larger
+    // than the room left (or than the capacity: it goes alone into an empty buffer) is not
+    // starved by a stream of small ones. release() counts an admitted writer's values.
+    if (this.waiting.length > 0 || !this.fits(batch.length)) {
+      await new Promise<void>((admit) => this.waiting.push({ size: batch.length, admit }));
+    } else {
+      this.pendingValues += batch.length;
     }
     const done = new Promise<void>((resolve, reject) => this.pending.push({ batch, resolve, reject }));
-    this.pendingValues += batch.length;
     this.kick();
     return done;
   }
@@ -107,9 +111,16 @@ export class WriteBuffer {
     }
   }
 
+  private fits(values: number): boolean {
+    return this.pendingValues === 0 || this.pendingValues + values <= this.capacity;
+  }
+
+  /** Admits waiting writers in arrival order while they fit, reserving their room at once. */
   private release(): void {
-    const waiters = this.waiting;
-    this.waiting = [];
-    for (const wake of waiters) wake();
+    while (this.waiting.length > 0 && this.fits(this.waiting[0]!.size)) {
+      const w = this.waiting.shift()!;
+      this.pendingValues += w.size;
+      w.admit();
+    }
   }
 }
