@@ -1,10 +1,11 @@
 // Every benchmark the runner knows, in the order `npm run bench` runs them. To add one, write a
 // module exporting a Benchmark (see lib/benchmark.ts; lib/ has servers, load, API set-up, report)
 // and list it here.
+import { historian } from './historian.js';
 import type { Benchmark } from './lib/benchmark.js';
 import { loginBench } from './login.js';
 import { requests } from './requests.js';
 import { rqlList } from './rql-list.js';
 import { startup } from './startup.js';
 
-export const benchmarks: readonly Benchmark[] = [startup, loginBench, requests, rqlList];
+export const benchmarks: readonly Benchmark[] = [startup, loginBench, requests, rqlList, historian];

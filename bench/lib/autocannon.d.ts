@@ -9,6 +9,8 @@ declare module 'autocannon' {
     duration?: number;
     pipelining?: number;
     timeout?: number;
+    /** Request templates each connection cycles through, in order (paths relative to url). */
+    requests?: { method?: 'GET' | 'POST'; path?: string; headers?: Record<string, string>; body?: string }[];
   }
   interface Histogram {
     average: number;

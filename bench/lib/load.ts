@@ -8,6 +8,8 @@ export interface LoadOptions {
   body?: string;
   connections?: number;
   seconds?: number;
+  /** Paths (with query) each connection cycles through in order, instead of url's own path. */
+  paths?: readonly string[];
 }
 
 export interface LoadResult {
@@ -40,6 +42,7 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
     connections: options.connections ?? 10,
     duration: options.seconds ?? 10,
     timeout: 10,
+    ...(options.paths ? { requests: options.paths.map((path) => ({ path })) } : {}),
   });
   instance.on('response', (_client, statusCode, _bytes, responseTime) => {
     if (statusCode < 200 || statusCode >= 300) return;

@@ -1,0 +1,713 @@
+// The historian (issue 4): bulk ingest, the hourly-average hot path, history growth and latest values,
+// against the service with its embedded DuckDB value store on a fresh DATA_DIR.
+// - ingest: 100 NUMERIC points × 1 year at 1-minute spacing (52,560,000 values) POSTed to
+//   /rest/latest/point-values in batches of 10,000 consecutive minutes of one point, from 2 concurrent
+//   clients (each takes half of the points), Bearer JWT, rate limits off. Sustained values/s, the
+//   service's RSS (/proc/<pid>/status, sampled during the load), and what the client itself spent
+//   encoding the bodies (a byte template: no JSON.stringify). Baseline: PostgreSQL COPY rows/s into a
+//   classic row table (series_id, ts, value) with PRIMARY KEY (series_id, ts), in the same run.
+// - hot path: GET /point-values/single/<xid>?from=<year start>&to=<year end>&rollup=AVERAGE&
+//   timePeriodType=HOURS&timePeriods=1 (8,760 periods): sequential requests across 10 points after a
+//   warm-up, then autocannon with 10 connections cycling through them. Baseline: the same time-weighted
+//   hourly averages (value in force at each hour start included) from one SQL statement on that row
+//   table, checked against the API to 1e-9 first (on an irregular sample and on a whole point).
+// - latest: GET /point-values/latest/<xid> under autocannon, 10 connections; baseline GET /health.
+// - growth: two more years of history for 5 points (POSTed as late, older batches), then the same
+//   1-year window again; baseline: that window on the same points before the extra years.
+// PostgreSQL (BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://postgres@127.0.0.1:5432/test)
+// gets a schema of its own, dropped afterwards; it holds only the points the hot path queries (a row
+// table's index lookups do not depend on how many other series it holds). Its sessions run with
+// jit=off and work_mem=64MB, which make the baseline query faster than the server defaults do.
+//   npm run bench -- historian
+//   node --import tsx bench/historian.ts                                   (this benchmark alone)
+//   BENCH_HISTORIAN_POINTS=10 BENCH_HISTORIAN_DAYS=30 npm run bench -- historian   (a quick run)
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { loadavg } from 'node:os';
+import { pathToFileURL } from 'node:url';
+import pg from 'pg';
+import { createToken, login } from './lib/api.js';
+import type { Benchmark } from './lib/benchmark.js';
+import { progress } from './lib/benchmark.js';
+import { load, loadSeconds, type LoadResult } from './lib/load.js';
+import { figure, printJsonLines, printTable, type Figure } from './lib/report.js';
+import { buildIfNeeded, startSeededService, type BenchService } from './lib/server.js';
+import { msSince, sleep } from './lib/stats.js';
+
+function envInt(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new Error(`${name} must be an integer between ${min} and ${max}`);
+  return n;
+}
+
+const POINTS = envInt('BENCH_HISTORIAN_POINTS', 100, 2, 10_000);
+const DAYS = envInt('BENCH_HISTORIAN_DAYS', 365, 1, 365);
+const CLIENTS = 2;
+const BATCH = 10_000;
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+/** 2023: not a leap year, so 365 days = 525,600 minutes. */
+const START = Date.UTC(2023, 0, 1);
+const MINUTES = DAYS * 1440;
+const END = START + MINUTES * MINUTE_MS;
+const HOURS = DAYS * 24;
+const TOTAL = POINTS * MINUTES;
+/**
+ * Points the hot path and latest values cycle through, and the ones PostgreSQL holds: spread over
+ * both clients' halves (0, 10, …, 90), since the two halves' rows interleave differently on disk.
+ */
+const HOT: readonly number[] = Array.from({ length: Math.min(10, POINTS) }, (_, i) => Math.floor((i * POINTS) / Math.min(10, POINTS)));
+/** Points that get GROWTH_SPANS more spans of history before START: every other hot point (0, 20, …, 80). */
+const GROWTH: readonly number[] = HOT.filter((_, i) => i % 2 === 0);
+const GROWTH_SPANS = 2;
+const CONNECTIONS = 10;
+const HTTP_WARMUP_ROUNDS = 2;
+const HTTP_RUNS = 200;
+const GROWTH_RUNS = 100;
+const PG_WARMUP = 2;
+const PG_RUNS = 20;
+const DATABASE_URL = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+const TARGET = {
+  valuesPerSecond: 1_000_000,
+  rssMiB: 1536,
+  p50Ms: 15,
+  p99Ms: 40,
+  speedUp: 20,
+  growthRatio: 1.5,
+  latestRps: 15_000,
+  latestP99Ms: 5,
+};
+
+const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
+const fmtInt = (n: number) => Math.round(n).toLocaleString('en-US');
+const xidOf = (point: number) => `hist-${String(point).padStart(3, '0')}`;
+const iso = (ms: number) => new Date(ms).toISOString();
+
+// ---- the data set: a deterministic walk, kept as text so that client, service and PostgreSQL parse the same decimals ----
+
+const VALUE_TABLE_SIZE = 4099; // prime: the pattern never lines up with hours or days
+const VALUE_TEXT: string[] = (() => {
+  const out: string[] = [];
+  let seed = 0x2545f491;
+  let x = 50;
+  for (let i = 0; i < VALUE_TABLE_SIZE; i++) {
+    seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+    x += (seed / 2 ** 32 - 0.5) * 3;
+    out.push(x.toFixed(3));
+  }
+  return out;
+})();
+const VALUE_BYTES = VALUE_TEXT.map((t) => Buffer.from(t, 'latin1'));
+
+/** Index into the value table of `point` at minute `minute` (minutes since START; negative before it). */
+function valueIndex(point: number, minute: number): number {
+  const i = (minute + point * 131) % VALUE_TABLE_SIZE;
+  return i < 0 ? i + VALUE_TABLE_SIZE : i;
+}
+
+// ---- the bench client: bodies from a byte template, POSTed over keep-alive connections ----
+
+const MID = Buffer.from(',"timestamp":', 'latin1');
+const MAX_VALUE_BYTES = Math.max(...VALUE_BYTES.map((b) => b.length));
+
+/**
+ * Writes `[{"xid":"…","value":…,"timestamp":…},…]` for one point's consecutive minutes straight into
+ * one of two reused buffers (one may be in flight while the other is filled): the value texts are
+ * pre-encoded and the 13-digit timestamp is advanced by 60,000 in place, digit by digit.
+ */
+class BodyEncoder {
+  private readonly buffers: Buffer[];
+  private turn = 0;
+  /** Wall-clock nanoseconds spent encoding, and this process's CPU microseconds meanwhile. */
+  ns = 0n;
+  cpuMicros = 0;
+  bytes = 0;
+
+  constructor(maxXidLength: number) {
+    const perValue = `{"xid":"","value":`.length + maxXidLength + MAX_VALUE_BYTES + MID.length + 13 + 2;
+    this.buffers = [Buffer.allocUnsafe(BATCH * perValue + 2), Buffer.allocUnsafe(BATCH * perValue + 2)];
+  }
+
+  encode(point: number, xid: string, firstMinute: number, n: number): Buffer {
+    const t = process.hrtime.bigint();
+    const cpu = process.cpuUsage();
+    const buf = this.buffers[this.turn]!;
+    this.turn ^= 1;
+    const prefix = Buffer.from(`{"xid":${JSON.stringify(xid)},"value":`, 'utf8');
+    const digits = Buffer.from(String(START + firstMinute * MINUTE_MS), 'latin1');
+    if (digits.length !== 13 || String(START + (firstMinute + n) * MINUTE_MS).length !== 13) throw new Error('timestamps must have 13 digits');
+    let pos = 0;
+    buf[pos++] = 0x5b; // [
+    for (let k = 0; k < n; k++) {
+      if (k > 0) buf[pos++] = 0x2c; // ,
+      for (let j = 0; j < prefix.length; j++) buf[pos++] = prefix[j]!;
+      const v = VALUE_BYTES[valueIndex(point, firstMinute + k)]!;
+      for (let j = 0; j < v.length; j++) buf[pos++] = v[j]!;
+      for (let j = 0; j < MID.length; j++) buf[pos++] = MID[j]!;
+      for (let j = 0; j < 13; j++) buf[pos++] = digits[j]!;
+      buf[pos++] = 0x7d; // }
+      // + 60,000 ms: add 6 at the ten-thousands digit and carry.
+      let i = 8;
+      let carry = 6;
+      while (carry > 0) {
+        const d = digits[i]! - 48 + carry;
+        digits[i] = 48 + (d % 10);
+        carry = d >= 10 ? 1 : 0;
+        i--;
+      }
+    }
+    buf[pos++] = 0x5d; // ]
+    this.ns += process.hrtime.bigint() - t;
+    const used = process.cpuUsage(cpu);
+    this.cpuMicros += used.user + used.system;
+    this.bytes += pos;
+    return buf.subarray(0, pos);
+  }
+}
+
+interface HttpResult {
+  status: number;
+  text: string;
+}
+
+const agent = new Agent({ keepAlive: true, maxSockets: 16 });
+
+function http(url: string, method: 'GET' | 'POST', headers: Record<string, string>, body?: Buffer | string): Promise<HttpResult> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method, agent, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function api<T>(service: BenchService, token: string, method: 'GET' | 'POST', path: string, body?: unknown, expect = method === 'POST' ? 201 : 200): Promise<T> {
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await http(service.url + path, method, headers, body === undefined ? undefined : JSON.stringify(body));
+  if (res.status !== expect) throw new Error(`${method} ${path}: ${res.status} ${res.text.slice(0, 500)}`);
+  return JSON.parse(res.text) as T;
+}
+
+// ---- the service process: RSS and CPU from /proc ----
+
+function rssMiB(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** User + system CPU seconds of a process (clock ticks of 1/100 s, Linux's USER_HZ). */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+// ---- ingest ----
+
+interface Job {
+  point: number;
+  firstMinute: number;
+  n: number;
+}
+
+function pointJobs(point: number, fromMinute: number, toMinute: number): Job[] {
+  const jobs: Job[] = [];
+  for (let m = fromMinute; m < toMinute; m += BATCH) jobs.push({ point, firstMinute: m, n: Math.min(BATCH, toMinute - m) });
+  return jobs;
+}
+
+interface Ingested {
+  values: number;
+  batches: number;
+  seconds: number;
+  rps: number;
+  /** Slowest 10-second window, values/s (NaN when the load was shorter). */
+  slowestWindow: number;
+  rssMaxMiB: number;
+  rssHwmMiB: number;
+  rssSamples: number;
+  encodeSeconds: number;
+  encodeCpuSeconds: number;
+  encodeBytes: number;
+  /** 1-minute load average at the end. */
+  load: number;
+  clientCpuSeconds: number;
+  serviceCpuSeconds: number;
+}
+
+/** Runs one queue of jobs per client (each sends its next body once the previous one is answered). */
+async function ingest(service: BenchService, token: string, queues: Job[][], label: string): Promise<Ingested> {
+  const url = `${service.url}/rest/latest/point-values`;
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const pid = service.child.pid!;
+  const encoders = queues.map(() => new BodyEncoder(xidOf(POINTS).length));
+  const total = queues.reduce((n, q) => n + q.reduce((m, j) => m + j.n, 0), 0);
+  let done = 0;
+  let batches = 0;
+  let rssMax = 0;
+  let rssSamples = 0;
+  const windows: { at: number; done: number }[] = [];
+  const cpu0 = process.cpuUsage();
+  const serviceCpu0 = cpuSeconds(pid);
+  const start = process.hrtime.bigint();
+  let lastReport = 0;
+  const sampler = setInterval(() => {
+    const rss = rssMiB(pid);
+    rssSamples++;
+    if (rss > rssMax) rssMax = rss;
+    const at = msSince(start);
+    windows.push({ at, done });
+    if (at - lastReport >= 10_000) {
+      lastReport = at;
+      const prev = windows.find((w) => w.at >= at - 10_500) ?? windows[0]!;
+      const rate = ((done - prev.done) / (at - prev.at)) * 1000;
+      progress(`${label}: ${fmtInt(done)} / ${fmtInt(total)} values, ${(at / 1000).toFixed(0)} s, last 10 s ${fmtInt(rate)} values/s, service RSS ${rss.toFixed(0)} MiB`);
+    }
+  }, 100);
+
+  const send = async (body: Buffer, n: number) => {
+    const res = await http(url, 'POST', headers, body);
+    if (res.status !== 200 || res.text !== `{"written":${n}}`) throw new Error(`POST /point-values: ${res.status} ${res.text.slice(0, 500)}`);
+    done += n;
+    batches++;
+  };
+  try {
+    await Promise.all(
+      queues.map(async (jobs, c) => {
+        const encoder = encoders[c]!;
+        let inFlight: Promise<void> | undefined;
+        for (const job of jobs) {
+          // Encode the next body while the previous one is at the service.
+          const body = encoder.encode(job.point, xidOf(job.point), job.firstMinute, job.n);
+          await inFlight;
+          inFlight = send(body, job.n);
+        }
+        await inFlight;
+      }),
+    );
+  } finally {
+    clearInterval(sampler);
+  }
+  const seconds = msSince(start) / 1000;
+  const rss = rssMiB(pid);
+  rssMax = Math.max(rssMax, rss);
+  const cpu = process.cpuUsage(cpu0);
+  let slowest = Infinity;
+  for (let i = 0, j = 0; i < windows.length; i++) {
+    while (windows[j + 1] && windows[j + 1]!.at <= windows[i]!.at - 10_000) j++;
+    if (windows[i]!.at - windows[j]!.at >= 10_000) slowest = Math.min(slowest, ((windows[i]!.done - windows[j]!.done) / (windows[i]!.at - windows[j]!.at)) * 1000);
+  }
+  return {
+    values: done,
+    batches,
+    seconds,
+    rps: done / seconds,
+    slowestWindow: Number.isFinite(slowest) ? slowest : NaN,
+    rssMaxMiB: rssMax,
+    rssHwmMiB: rssMiB(pid, 'VmHWM'),
+    rssSamples: rssSamples + 1,
+    encodeSeconds: encoders.reduce((s, e) => s + Number(e.ns) / 1e9, 0),
+    encodeCpuSeconds: encoders.reduce((s, e) => s + e.cpuMicros / 1e6, 0),
+    load: loadavg()[0]!,
+    encodeBytes: encoders.reduce((s, e) => s + e.bytes, 0),
+    clientCpuSeconds: (cpu.user + cpu.system) / 1e6,
+    serviceCpuSeconds: cpuSeconds(pid) - serviceCpu0,
+  };
+}
+
+// ---- PostgreSQL: COPY into a row table, and the hourly averages in one statement ----
+
+/** COPY … FROM STDIN through pg's extension point for custom queries (pg ships no COPY helper). */
+class CopyIn implements pg.Submittable {
+  private settle!: { resolve: (rows: number) => void; reject: (err: unknown) => void };
+  readonly done = new Promise<number>((resolve, reject) => (this.settle = { resolve, reject }));
+  private rows = 0;
+  private failed = false;
+
+  constructor(
+    private readonly sql: string,
+    private readonly chunks: () => Iterable<Buffer>,
+  ) {}
+
+  submit(connection: pg.Connection): void {
+    (connection as unknown as { query(text: string): void }).query(this.sql);
+  }
+
+  handleCopyInResponse(connection: pg.Connection): void {
+    const conn = connection as unknown as { sendCopyFromChunk(b: Buffer): void; endCopyFrom(): void; stream: NodeJS.WritableStream & { writableNeedDrain: boolean } };
+    void (async () => {
+      for (const chunk of this.chunks()) {
+        if (this.failed) return;
+        conn.sendCopyFromChunk(chunk);
+        if (conn.stream.writableNeedDrain) await once(conn.stream, 'drain');
+      }
+      conn.endCopyFrom();
+    })().catch((err: unknown) => this.handleError(err));
+  }
+
+  handleCommandComplete(msg: { text?: string }): void {
+    this.rows = Number(/^COPY (\d+)/.exec(msg.text ?? '')?.[1] ?? 0);
+  }
+
+  handleReadyForQuery(): void {
+    if (!this.failed) this.settle.resolve(this.rows);
+  }
+
+  handleError(err: unknown): void {
+    this.failed = true;
+    this.settle.reject(err);
+  }
+
+  handleRowDescription(): void {}
+  handleDataRow(): void {}
+  handleEmptyQuery(): void {}
+  handlePortalSuspended(): void {}
+  handleCopyData(): void {}
+}
+
+/**
+ * Time-weighted average per hour of [from, to): each row's value holds from its ts (or from `from`,
+ * for the value in force there) until the next row's ts (or endOfData), and every such segment is cut
+ * at the hour boundaries it crosses. Parameters: series, from, to, endOfData (epoch ms, positive).
+ */
+const PG_HOURLY_AVERAGE = `
+WITH r AS (
+  (SELECT ts, value FROM pv WHERE series_id = $1 AND ts <= $2 ORDER BY ts DESC LIMIT 1)
+  UNION ALL
+  SELECT ts, value FROM pv WHERE series_id = $1 AND ts > $2 AND ts < $3
+), seg AS (
+  SELECT greatest(ts, $2) AS s, least(coalesce(lead(ts) OVER (ORDER BY ts), $4), $4) AS e, value FROM r
+), piece AS (
+  SELECT h, value * (least(e, (h + 1) * ${HOUR_MS}) - greatest(s, h * ${HOUR_MS})) AS area,
+         least(e, (h + 1) * ${HOUR_MS}) - greatest(s, h * ${HOUR_MS}) AS ms
+  FROM seg CROSS JOIN LATERAL generate_series(s / ${HOUR_MS}, (e - 1) / ${HOUR_MS}) AS h
+  WHERE e > s
+)
+SELECT (h * ${HOUR_MS})::float8 AS period, sum(area) / sum(ms) AS average FROM piece GROUP BY h ORDER BY h`;
+
+interface Latency {
+  p50: number;
+  p99: number;
+  runs: number;
+}
+
+function quantile(sorted: readonly number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
+}
+
+/** `warmup` untimed calls, then `runs` sequential timed ones; call i gets i (warm-up calls too). */
+async function sequential(fn: (i: number) => Promise<unknown>, warmup: number, runs: number): Promise<Latency> {
+  for (let i = 0; i < warmup; i++) await fn(i);
+  const times: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t = process.hrtime.bigint();
+    await fn(warmup + i);
+    times.push(msSince(t));
+  }
+  times.sort((a, b) => a - b);
+  return { p50: quantile(times, 0.5), p99: quantile(times, 0.99), runs };
+}
+
+/** Calls per second and latency with `inFlight` loops running `fn` for `seconds`. */
+async function concurrent(fn: (i: number) => Promise<unknown>, inFlight: number, seconds: number): Promise<{ rate: number } & Latency> {
+  const start = process.hrtime.bigint();
+  const times: number[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: inFlight }, async () => {
+      while (msSince(start) < seconds * 1000) {
+        const t = process.hrtime.bigint();
+        await fn(next++);
+        times.push(msSince(t));
+      }
+    }),
+  );
+  const rate = times.length / (msSince(start) / 1000);
+  times.sort((a, b) => a - b);
+  return { rate, p50: quantile(times, 0.5), p99: quantile(times, 0.99), runs: times.length };
+}
+
+type Hourly = { timestamp: number; value: number | null }[];
+
+/** An irregular series for checking the SQL against the API: gaps from 250 ms to over two hours. */
+const VERIFY_XID = 'hist-verify';
+const VERIFY_SERIES = 1_000_000;
+const VERIFY_FROM = START;
+const VERIFY_TO = START + 30 * 86_400_000;
+function verifySample(): { ts: number; value: number }[] {
+  const gaps = [250, 17_000, 59_000, 240_000, 2_820_000, 7_980_000];
+  const out: { ts: number; value: number }[] = [];
+  let seed = 7;
+  let ts = START + 37 * MINUTE_MS + 13_250; // the first hour is only partly in force
+  while (ts < VERIFY_TO - 2 * 86_400_000) {
+    seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+    out.push({ ts, value: Number(((seed % 200_001) / 1000 - 100).toFixed(3)) });
+    ts += gaps[seed % gaps.length]!;
+  }
+  return out; // the last value stays in force for two days up to VERIFY_TO
+}
+
+/** Throws unless the API's hourly averages equal PostgreSQL's to 1e-9 (relative above 1); returns the largest difference. */
+function compare(label: string, apiValues: Hourly, sql: { period: number; average: number }[]): number {
+  const byPeriod = new Map(sql.map((r) => [r.period, r.average]));
+  let worst = 0;
+  let nonNull = 0;
+  for (const { timestamp, value } of apiValues) {
+    const expected = byPeriod.get(timestamp);
+    if (value === null) {
+      if (expected !== undefined) throw new Error(`${label}: hour ${iso(timestamp)}: API null, SQL ${expected}`);
+      continue;
+    }
+    nonNull++;
+    if (expected === undefined) throw new Error(`${label}: hour ${iso(timestamp)}: API ${value}, SQL has no row`);
+    const diff = Math.abs(value - expected);
+    if (diff > 1e-9 * Math.max(1, Math.abs(expected))) throw new Error(`${label}: hour ${iso(timestamp)}: API ${value}, SQL ${expected}`);
+    worst = Math.max(worst, diff);
+  }
+  if (nonNull !== sql.length) throw new Error(`${label}: API has ${nonNull} averages, SQL ${sql.length} rows`);
+  return worst;
+}
+
+interface Postgres {
+  pool: pg.Pool;
+  schema: string;
+  copyRows: number;
+  copySeconds: number;
+  hourly(series: number, from: number, to: number): Promise<{ period: number; average: number }[]>;
+  close(): Promise<void>;
+}
+
+async function setUpPostgres(): Promise<Postgres> {
+  const schema = `bench_historian_${randomBytes(5).toString('hex')}`;
+  // A fair baseline: no JIT compilation for a query run over and over, and room to sort a year of rows in memory.
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: CONNECTIONS, options: `-c search_path=${schema} -c jit=off -c work_mem=64MB` });
+  const close = async () => {
+    await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`).catch(() => undefined);
+    await pool.end();
+  };
+  try {
+    await pool.query(`CREATE SCHEMA ${schema}`);
+    await pool.query('CREATE TABLE pv (series_id integer NOT NULL, ts bigint NOT NULL, value double precision NOT NULL, PRIMARY KEY (series_id, ts))');
+    const sample = verifySample();
+    function* rows(): Iterable<Buffer> {
+      for (const p of HOT) {
+        for (let m0 = 0; m0 < MINUTES; m0 += BATCH) {
+          let text = '';
+          for (let m = m0; m < Math.min(MINUTES, m0 + BATCH); m++) text += `${p}\t${START + m * MINUTE_MS}\t${VALUE_TEXT[valueIndex(p, m)]}\n`;
+          yield Buffer.from(text, 'latin1');
+        }
+      }
+      yield Buffer.from(sample.map((v) => `${VERIFY_SERIES}\t${v.ts}\t${v.value}\n`).join(''), 'latin1');
+    }
+    const client = await pool.connect();
+    const t = process.hrtime.bigint();
+    let copyRows: number;
+    try {
+      copyRows = await client.query(new CopyIn('COPY pv (series_id, ts, value) FROM STDIN', rows)).done;
+    } finally {
+      client.release();
+    }
+    const copySeconds = msSince(t) / 1000;
+    await pool.query('VACUUM ANALYZE pv');
+    return {
+      pool,
+      schema,
+      copyRows,
+      copySeconds,
+      async hourly(series, from, to) {
+        const r = await pool.query<{ period: number; average: number }>(PG_HOURLY_AVERAGE, [series, from, to, Math.min(to, Date.now())]);
+        return r.rows;
+      },
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+// ---- the run ----
+
+function rollupPath(xid: string, from = START, to = END): string {
+  return `/rest/latest/point-values/single/${xid}?from=${iso(from)}&to=${iso(to)}&rollup=AVERAGE&timePeriodType=HOURS&timePeriods=1`;
+}
+
+async function run(): Promise<Figure[]> {
+  progress(`data set: ${POINTS} points × ${DAYS} days at 1-minute spacing = ${fmtInt(TOTAL)} values; PostgreSQL holds ${HOT.length} of them (${fmtInt(HOT.length * MINUTES)} rows): ${HOT.map(xidOf).join(', ')}`);
+  const pgdb = await setUpPostgres();
+  let service: BenchService | undefined;
+  try {
+    const copyRate = pgdb.copyRows / pgdb.copySeconds;
+    progress(`postgresql: COPY ${fmtInt(pgdb.copyRows)} rows into (series_id, ts, value) with PRIMARY KEY in ${pgdb.copySeconds.toFixed(1)} s: ${fmtInt(copyRate)} rows/s (schema ${pgdb.schema})`);
+
+    service = await startSeededService({ RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'silent' });
+    const token = await createToken(service.url, await login(service.url), 6 * 3_600_000);
+    await api(service, token, 'POST', '/rest/latest/data-sources', { xid: 'hist-ds', name: 'Historian bench', modelType: 'VIRTUAL' });
+    for (const xid of [...Array.from({ length: POINTS }, (_, p) => xidOf(p)), VERIFY_XID]) {
+      await api(service, token, 'POST', '/rest/latest/data-points', { xid, name: `Historian ${xid}`, dataSourceXid: 'hist-ds', pointLocator: { dataType: 'NUMERIC', settable: true } });
+    }
+    await sleep(500);
+    const idleRss = rssMiB(service.child.pid!);
+    progress(`service: ${POINTS + 1} points created, RSS ${idleRss.toFixed(0)} MiB; loading ${fmtInt(TOTAL)} values, ${CLIENTS} clients × ${POINTS / CLIENTS} points, batches of ${fmtInt(BATCH)}`);
+
+    // -- ingest --
+    const perClient = Math.ceil(POINTS / CLIENTS);
+    const queues = Array.from({ length: CLIENTS }, (_, c) => {
+      const jobs: Job[] = [];
+      for (let p = c * perClient; p < Math.min(POINTS, (c + 1) * perClient); p++) jobs.push(...pointJobs(p, 0, MINUTES));
+      return jobs;
+    });
+    const ing = await ingest(service, token, queues, 'ingest');
+    progress(
+      `ingest: ${fmtInt(ing.values)} values in ${ing.seconds.toFixed(1)} s = ${fmtInt(ing.rps)} values/s (slowest 10 s: ${fmtInt(ing.slowestWindow)}); ` +
+        `service CPU ${ing.serviceCpuSeconds.toFixed(1)} s, bench CPU ${ing.clientCpuSeconds.toFixed(1)} s of which encoding ${ing.encodeCpuSeconds.toFixed(1)} s; ` +
+        `RSS max ${ing.rssMaxMiB.toFixed(0)} MiB (VmHWM ${ing.rssHwmMiB.toFixed(0)} MiB); load average ${ing.load.toFixed(2)}`,
+    );
+
+    // -- the SQL checked against the API --
+    const sample = verifySample();
+    await api(service, token, 'POST', '/rest/latest/point-values', sample.map((v) => ({ xid: VERIFY_XID, value: v.value, timestamp: v.ts })), 200);
+    const apiHourly = (xid: string, from: number, to: number) => api<Hourly>(service!, token, 'GET', rollupPath(xid, from, to));
+    const verifyDiff = compare('irregular sample', await apiHourly(VERIFY_XID, VERIFY_FROM, VERIFY_TO), await pgdb.hourly(VERIFY_SERIES, VERIFY_FROM, VERIFY_TO));
+    const point0 = await apiHourly(xidOf(0), START, END);
+    if (point0.length !== HOURS || point0.some((v) => v.value === null)) throw new Error(`${xidOf(0)}: expected ${HOURS} hourly averages`);
+    const point0Diff = compare(xidOf(0), point0, await pgdb.hourly(0, START, END));
+    progress(`SQL = API: irregular sample (${sample.length} values, 720 hours) max |diff| ${verifyDiff.toExponential(1)}; ${xidOf(0)} (${HOURS} hours) max |diff| ${point0Diff.toExponential(1)}`);
+
+    // -- hot path over HTTP, then PostgreSQL --
+    const headers = { authorization: `Bearer ${token}` };
+    const hotPaths = HOT.map((p) => rollupPath(xidOf(p)));
+    const expectedBytes = new Map<string, number>();
+    const hotGet = async (i: number) => {
+      const path = hotPaths[i % HOT.length]!;
+      const res = await http(service!.url + path, 'GET', headers);
+      if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text.slice(0, 300)}`);
+      const bytes = expectedBytes.get(path);
+      if (bytes === undefined) expectedBytes.set(path, res.text.length);
+      else if (bytes !== res.text.length) throw new Error(`GET ${path}: the answer changed`);
+    };
+    const httpSeq = await sequential(hotGet, HTTP_WARMUP_ROUNDS * HOT.length, HTTP_RUNS);
+    progress(`hot path, HTTP sequential: p50 ${httpSeq.p50.toFixed(2)} ms, p99 ${httpSeq.p99.toFixed(2)} ms (${HTTP_RUNS} requests over ${HOT.length} points, ${HOURS} hours each); load average ${loadavg()[0]!.toFixed(2)}`);
+    await load({ url: service.url, paths: hotPaths, headers, connections: CONNECTIONS, seconds: 1 }); // warm-up
+    const hotSeconds = loadSeconds(10);
+    const hotLoad = await load({ url: service.url, paths: hotPaths, headers, connections: CONNECTIONS, seconds: hotSeconds });
+    progress(`hot path, autocannon ${CONNECTIONS} conn: ${hotLoad.rps.toFixed(0)} req/s, p50 ${hotLoad.p50.toFixed(1)} ms, p99 ${hotLoad.p99.toFixed(1)} ms${hotLoad.problems ? `, ${hotLoad.problems}` : ''}`);
+
+    const pgHot = (i: number) => pgdb.hourly(HOT[i % HOT.length]!, START, END);
+    const pgSeq = await sequential(pgHot, PG_WARMUP, PG_RUNS);
+    const pgSeconds = Math.min(hotSeconds, 5);
+    const pgLoad = await concurrent(pgHot, CONNECTIONS, pgSeconds);
+    progress(
+      `hot path, PostgreSQL: sequential p50 ${pgSeq.p50.toFixed(1)} ms, p99 ${pgSeq.p99.toFixed(1)} ms; ${CONNECTIONS} in flight ${pgLoad.rate.toFixed(1)} queries/s, ` +
+        `p50 ${pgLoad.p50.toFixed(0)} ms, p99 ${pgLoad.p99.toFixed(0)} ms; speed-up p50 ${(pgSeq.p50 / httpSeq.p50).toFixed(1)}×`,
+    );
+
+    // -- latest values vs /health --
+    const latest = await api<{ timestamp: number; value: number }[]>(service, token, 'GET', `/rest/latest/point-values/latest/${xidOf(0)}`);
+    const lastMinute = MINUTES - 1;
+    if (latest.length !== 1 || latest[0]!.timestamp !== START + lastMinute * MINUTE_MS || latest[0]!.value !== Number(VALUE_TEXT[valueIndex(0, lastMinute)])) {
+      throw new Error(`latest value of ${xidOf(0)}: ${JSON.stringify(latest)}`);
+    }
+    const latestPaths = HOT.map((p) => `/rest/latest/point-values/latest/${xidOf(p)}`);
+    await load({ url: `${service.url}/health`, connections: CONNECTIONS, seconds: 1 });
+    await load({ url: service.url, paths: latestPaths, headers, connections: CONNECTIONS, seconds: 1 });
+    const healthLoad = await load({ url: `${service.url}/health`, connections: CONNECTIONS, seconds: Math.min(hotSeconds, 5) });
+    const latestSeconds = loadSeconds(10);
+    const latestLoad = await load({ url: service.url, paths: latestPaths, headers, connections: CONNECTIONS, seconds: latestSeconds });
+    progress(
+      `latest, autocannon ${CONNECTIONS} conn: ${latestLoad.rps.toFixed(0)} req/s, p50 ${latestLoad.p50.toFixed(2)} ms, p99 ${latestLoad.p99.toFixed(2)} ms` +
+        `${latestLoad.problems ? ` (${latestLoad.problems})` : ''}; /health ${healthLoad.rps.toFixed(0)} req/s, p99 ${healthLoad.p99.toFixed(2)} ms; load average ${loadavg()[0]!.toFixed(2)}`,
+    );
+
+    // -- growth: two more spans of older history for a few points --
+    const growthPaths = GROWTH.map((p) => rollupPath(xidOf(p)));
+    const growthGet = async (i: number) => {
+      const path = growthPaths[i % GROWTH.length]!;
+      const res = await http(service!.url + path, 'GET', headers);
+      if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text.slice(0, 300)}`);
+      return res.text;
+    };
+    const before = await growthGet(0);
+    const oneSpan = await sequential(growthGet, GROWTH.length, GROWTH_RUNS);
+    const shared: Job[] = [];
+    for (const p of GROWTH) shared.push(...pointJobs(p, -GROWTH_SPANS * MINUTES, 0));
+    const growthQueues: Job[][] = Array.from({ length: CLIENTS }, () => []);
+    shared.forEach((job, i) => growthQueues[i % CLIENTS]!.push(job));
+    progress(`growth: loading ${fmtInt(shared.reduce((n, j) => n + j.n, 0))} older values (${GROWTH_SPANS} × ${DAYS} days before ${iso(START).slice(0, 10)}) for ${GROWTH.map(xidOf).join(', ')}`);
+    const growthIngest = await ingest(service, token, growthQueues, 'growth');
+    if ((await growthGet(0)) !== before) throw new Error(`${xidOf(0)}: the 1-year window changed after older history was added`);
+    const threeSpans = await sequential(growthGet, GROWTH.length, GROWTH_RUNS);
+    progress(
+      `growth: ${fmtInt(growthIngest.rps)} values/s for the older batches; same window p50 ${oneSpan.p50.toFixed(2)} → ${threeSpans.p50.toFixed(2)} ms, ` +
+        `p99 ${oneSpan.p99.toFixed(2)} → ${threeSpans.p99.toFixed(2)} ms; load average ${loadavg()[0]!.toFixed(2)}`,
+    );
+
+    const finalHwm = rssMiB(service.child.pid!, 'VmHWM');
+
+    // -- figures --
+    const B = 'historian';
+    const span = `${POINTS} points × ${DAYS} d`;
+    const speedUp = pgSeq.p50 / httpSeq.p50;
+    const seqNote = `${HTTP_RUNS} sequential over ${HOT.length} points after ${HTTP_WARMUP_ROUNDS * HOT.length} warm-up, ${HOURS} hours each; PostgreSQL ${PG_RUNS} after ${PG_WARMUP}`;
+    const loadNote = (r: LoadResult, seconds: number) => `${CONNECTIONS} conn, ${seconds} s, ${r.ok} ok${r.problems ? `; ${r.problems}` : ''}`;
+    const growthNote = `${GROWTH.length} points, ${GROWTH_RUNS} sequential each; ${GROWTH_SPANS} older spans POSTed at ${fmtInt(growthIngest.rps)} values/s; target ratio ≤ ${TARGET.growthRatio}`;
+    return [
+      figure(B, 'ingest: POST /point-values', ing.rps, 'values/s', `PostgreSQL COPY into row table with PK (${fmtInt(pgdb.copyRows)} rows)`, copyRate,
+        `${fmtInt(ing.values)} values (${span}), ${fmtInt(ing.batches)} batches of ${fmtInt(BATCH)}, ${CLIENTS} clients, ${ing.seconds.toFixed(1)} s; slowest 10 s ${fmtInt(ing.slowestWindow)}/s; ` +
+          `service CPU ${ing.serviceCpuSeconds.toFixed(0)} s (${((ing.serviceCpuSeconds / ing.seconds) * 100).toFixed(0)} % of one core); load average ${ing.load.toFixed(1)} at the end; ` +
+          `target ≥ ${fmtInt(TARGET.valuesPerSecond)}: ${met(ing.rps >= TARGET.valuesPerSecond)}`),
+      figure(B, 'ingest: service RSS, max', ing.rssMaxMiB, 'MiB', 'service RSS before the load', idleRss,
+        `${ing.rssSamples} samples every 100 ms; VmHWM ${ing.rssHwmMiB.toFixed(0)} MiB (${finalHwm.toFixed(0)} MiB by the end of the run, growth load included); ` +
+          `DUCKDB_MEMORY_LIMIT default (768MB); target ≤ ${TARGET.rssMiB} MiB: ${met(Math.max(ing.rssMaxMiB, ing.rssHwmMiB) <= TARGET.rssMiB)}`),
+      figure(B, 'ingest: client body encoding', ing.values / ing.encodeCpuSeconds, 'values/s', 'ingest values/s', ing.rps,
+        `per CPU second: ${ing.encodeCpuSeconds.toFixed(1)} s CPU (${ing.encodeSeconds.toFixed(1)} s wall) encoding ${(ing.encodeBytes / 2 ** 20).toFixed(0)} MiB, ` +
+          `${((ing.encodeCpuSeconds / ing.seconds) * 100).toFixed(0)} % of the load's wall time, overlapped with the service's work; bench process CPU ${ing.clientCpuSeconds.toFixed(1)} s in all`),
+      figure(B, 'hot path: HTTP p50, sequential', httpSeq.p50, 'ms', 'PostgreSQL SQL p50, sequential', pgSeq.p50,
+        `${seqNote}; speed-up ${speedUp.toFixed(1)}× (target ≥ ${TARGET.speedUp}×: ${met(speedUp >= TARGET.speedUp)}); target p50 ≤ ${TARGET.p50Ms} ms: ${met(httpSeq.p50 <= TARGET.p50Ms)}`),
+      figure(B, 'hot path: HTTP p99, sequential', httpSeq.p99, 'ms', 'PostgreSQL SQL p99, sequential', pgSeq.p99,
+        `${seqNote}; speed-up ${(pgSeq.p99 / httpSeq.p99).toFixed(1)}×; target p99 ≤ ${TARGET.p99Ms} ms: ${met(httpSeq.p99 <= TARGET.p99Ms)}`),
+      figure(B, `hot path: throughput, ${CONNECTIONS} conn`, hotLoad.rps, 'req/s', `PostgreSQL queries/s, ${CONNECTIONS} in flight`, pgLoad.rate, `${loadNote(hotLoad, hotSeconds)}; PostgreSQL ${pgLoad.runs} queries in ${pgSeconds} s`),
+      figure(B, `hot path: p50, ${CONNECTIONS} conn`, hotLoad.p50, 'ms', `PostgreSQL p50, ${CONNECTIONS} in flight`, pgLoad.p50, `${loadNote(hotLoad, hotSeconds)}; target p50 ≤ ${TARGET.p50Ms} ms: ${met(hotLoad.p50 <= TARGET.p50Ms)}`),
+      figure(B, `hot path: p99, ${CONNECTIONS} conn`, hotLoad.p99, 'ms', `PostgreSQL p99, ${CONNECTIONS} in flight`, pgLoad.p99, `${loadNote(hotLoad, hotSeconds)}; target p99 ≤ ${TARGET.p99Ms} ms: ${met(hotLoad.p99 <= TARGET.p99Ms)}`),
+      figure(B, `latest: throughput, ${CONNECTIONS} conn`, latestLoad.rps, 'req/s', 'GET /health req/s', healthLoad.rps,
+        `${loadNote(latestLoad, latestSeconds)}; ${HOT.length} points in turn; target ≥ ${fmtInt(TARGET.latestRps)}: ${met(latestLoad.rps >= TARGET.latestRps)}`),
+      figure(B, `latest: p99, ${CONNECTIONS} conn`, latestLoad.p99, 'ms', 'GET /health p99', healthLoad.p99,
+        `p50 ${latestLoad.p50.toFixed(2)} ms (/health ${healthLoad.p50.toFixed(2)} ms); target p99 ≤ ${TARGET.latestP99Ms} ms: ${met(latestLoad.p99 <= TARGET.latestP99Ms)}`),
+      figure(B, `growth: p50 with ${GROWTH_SPANS + 1}× history`, threeSpans.p50, 'ms', 'p50 with 1× history, same points and window', oneSpan.p50,
+        `${growthNote}: ${met(threeSpans.p50 / oneSpan.p50 <= TARGET.growthRatio)}`),
+      figure(B, `growth: p99 with ${GROWTH_SPANS + 1}× history`, threeSpans.p99, 'ms', 'p99 with 1× history, same points and window', oneSpan.p99, growthNote),
+    ];
+  } finally {
+    await service?.stop();
+    await pgdb.close();
+    agent.destroy();
+  }
+}
+
+export const historian: Benchmark = {
+  name: 'historian',
+  description: `POST /point-values (${fmtInt(TOTAL)} values), hourly AVERAGE over ${DAYS} d vs PostgreSQL SQL, growth, latest vs /health`,
+  run,
+};
+
+// Run directly: node --import tsx bench/historian.ts
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  buildIfNeeded();
+  console.log(`## ${historian.name}: ${historian.description}`);
+  const figures = await historian.run();
+  console.log('');
+  printTable(figures);
+  console.log('');
+  printJsonLines(figures);
+}
