@@ -12,7 +12,7 @@ import { apiStatistic, apiValue } from '../services/point-value-types.js';
 import { MAX_LATEST_LIMIT } from '../services/point-values.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import { PERIOD_TYPES, periodBounds, type PeriodType } from '../store/values/periods.js';
-import { computeRollup, NUMERIC_ONLY, ROLLUPS, statisticOf, type Rollup } from '../store/values/rollup.js';
+import { computeRollup, NUMERIC_ONLY, ROLLUPS, statisticOf, type Rollup, type RollupResult } from '../store/values/rollup.js';
 import type { StoredValue } from '../store/values/types.js';
 
 const BULK_LIMIT = 16 * MiB;
@@ -124,13 +124,18 @@ async function* rawChunks(s: Services, point: DataPointRecord, q: ReadQuery, csv
 
 const ALL_FIELDS = ['average', 'arithmeticMean', 'minimum', 'maximum', 'sum', 'first', 'last', 'start', 'count', 'delta', 'integral'] as const;
 
-/** Rolled-up values of one point, one element per period. */
-async function rollupChunks(s: Services, point: DataPointRecord, q: ReadQuery, rollup: Rollup, csv: boolean): Promise<string[]> {
+/** Periods written per chunk of a streamed rollup. */
+const PERIODS_PER_CHUNK = 2_000;
+
+/**
+ * Rolled-up values of one point, one element per period. The statistics are computed (and any
+ * error raised) before the first byte; the text is then produced chunk by chunk.
+ */
+async function rollupChunks(s: Services, point: DataPointRecord, q: ReadQuery, rollup: Rollup, csv: boolean): Promise<Iterable<string>> {
   const numeric = point.dataType === 'NUMERIC';
   if (!numeric && NUMERIC_ONLY.has(rollup)) {
     throw badParam('rollup', `${rollup} needs a NUMERIC point; ${point.dataType} points allow NONE, FIRST, LAST, START, COUNT, ALL`);
   }
-  // periodBounds refuses an empty range too; name the parameter at fault, not timePeriodType.
   // An empty range has no periods (only from after to is an error, checked in readQuery).
   if (q.from === q.to) return [csv ? '' : '[]'];
   let bounds: Float64Array;
@@ -142,23 +147,31 @@ async function rollupChunks(s: Services, point: DataPointRecord, q: ReadQuery, r
   }
   const endOfData = Math.min(bounds[bounds.length - 1]!, Date.now());
   const result = await computeRollup(s.pointValues.store, point.id, bounds, endOfData, numeric);
-  const out: string[] = [];
-  if (csv) out.push(rollup === 'ALL' ? `timestamp,${ALL_FIELDS.join(',')}\r\n` : 'timestamp,value\r\n');
+  return rollupText(point, result, bounds, rollup, csv);
+}
+
+function* rollupText(point: DataPointRecord, result: RollupResult, bounds: Float64Array, rollup: Rollup, csv: boolean): Generator<string> {
+  const numeric = point.dataType === 'NUMERIC';
   const n = bounds.length - 1;
+  let text = csv ? (rollup === 'ALL' ? `timestamp,${ALL_FIELDS.join(',')}\r\n` : 'timestamp,value\r\n') : '[';
   for (let i = 0; i < n; i++) {
     const stat = statisticOf(result, i, rollup, numeric);
     const ts = bounds[i]!;
+    const sep = csv || i === 0 ? '' : ',';
     if (rollup === 'ALL') {
       const all = shapeAll(point.dataType, stat as Record<string, number | string | null> | null);
-      out.push(csv ? `${ts},${ALL_FIELDS.map((f) => csvField(all?.[f])).join(',')}\r\n` : `${i === 0 ? '[' : ','}{"timestamp":${ts},"value":${JSON.stringify(all)}}`);
+      text += csv ? `${ts},${ALL_FIELDS.map((f) => csvField(all?.[f])).join(',')}\r\n` : `${sep}{"timestamp":${ts},"value":${JSON.stringify(all)}}`;
     } else {
       // COUNT is a number whatever the data type (a BINARY count is not a state).
       const value = rollup === 'COUNT' ? stat : apiStatistic(point.dataType, stat as number | string | null);
-      out.push(csv ? `${ts},${csvField(value)}\r\n` : `${i === 0 ? '[' : ','}{"timestamp":${ts},"value":${JSON.stringify(value)}}`);
+      text += csv ? `${ts},${csvField(value)}\r\n` : `${sep}{"timestamp":${ts},"value":${JSON.stringify(value)}}`;
+    }
+    if ((i + 1) % PERIODS_PER_CHUNK === 0) {
+      yield text;
+      text = '';
     }
   }
-  if (!csv) out.push(n === 0 ? '[]' : ']');
-  return out;
+  yield csv ? text : `${text}]`;
 }
 
 function shapeAll(dataType: string, all: Record<string, number | string | null> | null): Record<string, unknown> | null {
@@ -174,12 +187,12 @@ function effectiveRollup(point: DataPointRecord, q: ReadQuery): Rollup | undefin
   return r === undefined || r === 'NONE' ? undefined : r;
 }
 
-async function valuesOf(s: Services, point: DataPointRecord, q: ReadQuery, csv: boolean): Promise<AsyncIterable<string> | string[]> {
+async function valuesOf(s: Services, point: DataPointRecord, q: ReadQuery, csv: boolean): Promise<AsyncIterable<string> | Iterable<string>> {
   const rollup = effectiveRollup(point, q);
   return rollup ? rollupChunks(s, point, q, rollup, csv) : rawChunks(s, point, q, csv);
 }
 
-function send(ctx: AppContext, csv: boolean, chunks: AsyncIterable<string> | string[]): void {
+function send(ctx: AppContext, csv: boolean, chunks: AsyncIterable<string> | Iterable<string>): void {
   ctx.type = csv ? 'text/csv; charset=utf-8' : 'application/json';
   ctx.body = Array.isArray(chunks) ? chunks.join('') : Readable.from(chunks);
 }
@@ -216,15 +229,17 @@ export function pointValuesRouter(s: Services): Router<AppState> {
     // Check every point first: an unknown or unreadable XID fails the whole request.
     const points: DataPointRecord[] = [];
     for (const xid of xids) points.push(await s.pointValues.readablePoint(user, xid));
-    const parts: string[] = [];
-    for (const point of points) {
-      let text = '';
-      const chunks = await valuesOf(s, point, q, false);
-      for await (const chunk of chunks) text += chunk;
-      parts.push(`${JSON.stringify(point.xid)}:${text}`);
+    // Rollups are computed (and parameter errors raised) for every point before the first byte.
+    const bodies: (AsyncIterable<string> | Iterable<string>)[] = [];
+    for (const point of points) bodies.push(await valuesOf(s, point, q, false));
+    async function* chunks(): AsyncGenerator<string> {
+      for (let i = 0; i < points.length; i++) {
+        yield `${i === 0 ? '{' : ','}${JSON.stringify(points[i]!.xid)}:`;
+        yield* bodies[i]!;
+      }
+      yield '}';
     }
-    ctx.type = 'application/json';
-    ctx.body = `{${parts.join(',')}}`;
+    send(ctx, false, chunks());
   };
   router.get('/multiple-arrays/time-period/:xids', (ctx) => readMany(ctx, ctx.params.xids!));
   router.get('/multiple-arrays/time-period/:xids/:rollup', (ctx) => readMany(ctx, ctx.params.xids!, ctx.params.rollup));

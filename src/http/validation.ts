@@ -7,11 +7,16 @@ import addFormats from 'ajv-formats';
 import { schemasDir } from '../paths.js';
 import { ApiError, validationMessage, type ValidationMessage } from './errors.js';
 
+// Zone names known valid: building an Intl.DateTimeFormat costs ~0.1-1 ms, and there are only a
+// few hundred zones (invalid names are not remembered, so this cannot grow without bound).
+const knownZones = new Set<string>();
+
 /** An IANA zone name that this runtime knows (or empty, meaning "not set"). */
 export function isTimeZone(name: string): boolean {
-  if (name === '') return true;
+  if (name === '' || knownZones.has(name)) return true;
   try {
     new Intl.DateTimeFormat('en', { timeZone: name });
+    knownZones.add(name);
     return true;
   } catch {
     return false;

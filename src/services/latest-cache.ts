@@ -1,7 +1,7 @@
 // The latest-value cache: each point's newest values, kept in an LRU so that "latest" reads and
 // the live-value decision ("is this newer than the point's latest?") stay off the value store.
 import { LRUCache } from 'lru-cache';
-import type { PointValueStore, StoredValue } from '../store/values/types.js';
+import type { PointValueStore, StoredValue, ValueBatch } from '../store/values/types.js';
 
 /** Newest values kept per point; deeper "latest" reads go to the store. */
 export const CACHE_DEPTH = 16;
@@ -72,7 +72,68 @@ export class LatestValueCache {
     return live;
   }
 
+  /**
+   * The same as applyWritten for a whole batch when nobody listens for live values: only each
+   * series' newest values are looked at, without an object per value.
+   */
+  applyBatch(b: ValueBatch): void {
+    const newest = new Map<number, number[]>(); // indices, ascending by ts, at most CACHE_DEPTH
+    const stale = new Set<number>();
+    let series = -1;
+    let entry: Entry | undefined;
+    let top: number[] | undefined;
+    for (let i = 0; i < b.length; i++) {
+      const s = b.series[i]!;
+      if (s !== series) {
+        series = s;
+        entry = this.entries.peek(s);
+        top = newest.get(s);
+        if (entry && !top) newest.set(s, (top = []));
+      }
+      if (!entry || !top) continue;
+      const t = b.ts[i]!;
+      const head = entry.values[0];
+      if (head !== undefined && t <= head.ts) {
+        if (t >= entry.values[entry.values.length - 1]!.ts || entry.complete) stale.add(s);
+        continue;
+      }
+      insertNewest(top, b.ts, i);
+    }
+    for (const [s, indices] of newest) {
+      const e = this.entries.peek(s);
+      if (!e) continue;
+      if (stale.has(s)) {
+        this.entries.delete(s);
+        continue;
+      }
+      if (indices.length === 0) continue;
+      const added = indices.map((i) => storedAt(b, i)).reverse();
+      e.values = [...added, ...e.values].slice(0, CACHE_DEPTH);
+      e.complete = e.complete && e.values.length < CACHE_DEPTH;
+    }
+  }
+
   invalidate(series: number): void {
     this.entries.delete(series);
   }
+}
+
+/** Keeps `top` the indices of the CACHE_DEPTH newest timestamps seen, ascending; a repeated ts keeps the later row. */
+function insertNewest(top: number[], ts: Float64Array, i: number): void {
+  const t = ts[i]!;
+  let at = top.length;
+  while (at > 0 && ts[top[at - 1]!]! > t) at--;
+  if (at > 0 && ts[top[at - 1]!]! === t) {
+    top[at - 1] = i;
+    return;
+  }
+  if (at === 0 && top.length >= CACHE_DEPTH) return;
+  top.splice(at, 0, i);
+  if (top.length > CACHE_DEPTH) top.shift();
+}
+
+/** Row i of a batch as a stored value (NaN in the value column means an ALPHANUMERIC row). */
+export function storedAt(b: ValueBatch, i: number): StoredValue {
+  const v = b.value[i]!;
+  return { ts: b.ts[i]!, value: Number.isNaN(v) ? null : v, text: b.text?.[i] ?? null, annotation: b.annotation?.[i] ?? null };
 }

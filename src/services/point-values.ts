@@ -9,20 +9,11 @@ import type { PointValueStore, StoredValue, ValueBatch } from '../store/values/t
 import { WriteBuffer } from '../store/values/write-buffer.js';
 import type { DataPointService } from './data-points.js';
 import type { DataSourceService } from './data-sources.js';
-import { LatestValueCache } from './latest-cache.js';
+import { LatestValueCache, storedAt } from './latest-cache.js';
 import { assertPermission, hasPermission, type Principal } from './permissions.js';
-import { apiValue, coerceValue } from './point-value-types.js';
+import { apiValue, coerceValue, type StorableValue } from './point-value-types.js';
 
 export const MAX_LATEST_LIMIT = 10_000;
-
-/** One value to write, already checked. */
-interface Accepted {
-  point: DataPointRecord;
-  ts: number;
-  value: number;
-  text: string | null;
-  annotation: string | null;
-}
 
 export interface SetValueResult {
   xid: string;
@@ -101,52 +92,70 @@ export class PointValueService {
     if (typeof coerced === 'string') problems.push(validationMessage('value', coerced));
     if (problems.length > 0 || coerced === undefined || typeof coerced === 'string' || ts === undefined) throw ApiError.validation(problems);
 
-    const accepted: Accepted = { point, ts, value: coerced.value, text: coerced.text, annotation: annotation as string | null };
-    await this.write([accepted], 'SET');
-    const stored: StoredValue = { ts, value: point.dataType === 'ALPHANUMERIC' ? null : coerced.value, text: coerced.text, annotation: accepted.annotation };
-    return { xid: point.xid, dataType: point.dataType, value: apiValue(point.dataType, stored), timestamp: ts, annotation: accepted.annotation };
+    const batch = emptyBatch(1);
+    batch.series[0] = point.id;
+    batch.ts[0] = ts;
+    setRow(batch, 0, coerced);
+    if (annotation !== null) batch.annotation = [annotation as string];
+    await this.write(batch, new Map([[point.id, point]]), 'SET');
+    const stored = storedAt(batch, 0);
+    return { xid: point.xid, dataType: point.dataType, value: apiValue(point.dataType, stored), timestamp: ts, annotation: stored.annotation };
   }
 
-  /** POST /point-values: validated as a whole (nothing is written unless every entry is good). */
+  /**
+   * POST /point-values: validated as a whole (nothing is written unless every entry is good).
+   * Values go straight into the batch's columns: this loop runs for every ingested value.
+   */
   async bulk(user: Principal, body: unknown): Promise<number> {
     if (!Array.isArray(body)) throw ApiError.invalid('', 'must be an array of {xid, value, timestamp}');
     const problems: ValidationMessage[] = [];
-    const accepted: Accepted[] = [];
     const denied = new Set<string>();
-    for (let i = 0; i < body.length; i++) {
+    const batch = emptyBatch(body.length);
+    const points = new Map<number, DataPointRecord>();
+    const byXid = new Map<string, DataPointRecord | null>();
+    let n = 0;
+    for (let i = 0; i < body.length && problems.length < 100; i++) {
       const entry = body[i] as Record<string, unknown> | null;
-      const at = (field: string) => `[${i}].${field}`;
       if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
         problems.push(validationMessage(`[${i}]`, 'must be an object {xid, value, timestamp}'));
         continue;
       }
-      if (typeof entry.xid !== 'string') {
-        problems.push(validationMessage(at('xid'), entry.xid === undefined ? 'is required' : 'must be a string'));
+      const { xid, value, timestamp, dataType, annotation } = entry;
+      if (typeof xid !== 'string') {
+        problems.push(validationMessage(`[${i}].xid`, xid === undefined ? 'is required' : 'must be a string'));
         continue;
       }
-      const point = await this.point(entry.xid);
+      let point = byXid.get(xid);
+      if (point === undefined) {
+        point = (await this.point(xid)) ?? null;
+        byXid.set(xid, point);
+        if (point && !hasPermission(user, point.setPermission)) denied.add(point.xid);
+      }
       if (!point) {
-        problems.push(validationMessage(at('xid'), 'Data point not found'));
+        problems.push(validationMessage(`[${i}].xid`, 'Data point not found'));
         continue;
       }
-      if (!hasPermission(user, point.setPermission)) denied.add(point.xid);
-      if (entry.dataType !== undefined && entry.dataType !== point.dataType) problems.push(validationMessage(at('dataType'), `must be ${point.dataType}, the point's data type`));
-      const ts = entry.timestamp === undefined ? undefined : toTimestamp(entry.timestamp);
-      if (ts === undefined) problems.push(validationMessage(at('timestamp'), entry.timestamp === undefined ? 'is required' : 'must be epoch milliseconds or an ISO 8601 date with offset'));
-      const coerced = entry.value === undefined ? 'is required' : coerceValue(point.dataType, entry.value);
-      if (typeof coerced === 'string') problems.push(validationMessage(at('value'), coerced));
-      const annotation = entry.annotation ?? null;
-      if (annotation !== null && typeof annotation !== 'string') problems.push(validationMessage(at('annotation'), 'must be a string'));
-      if (problems.length === 0 && typeof coerced !== 'string' && ts !== undefined) {
-        accepted.push({ point, ts, value: coerced.value, text: coerced.text, annotation: annotation as string | null });
-      }
-      // A huge bad body need not be reported line by line.
-      if (problems.length >= 100) break;
+      if (dataType !== undefined && dataType !== point.dataType) problems.push(validationMessage(`[${i}].dataType`, `must be ${point.dataType}, the point's data type`));
+      const ts = typeof timestamp === 'number' && Number.isSafeInteger(timestamp) && Math.abs(timestamp) <= MAX_TIMESTAMP ? timestamp : toTimestamp(timestamp);
+      if (ts === undefined) problems.push(validationMessage(`[${i}].timestamp`, timestamp === undefined ? 'is required' : 'must be epoch milliseconds or an ISO 8601 date with offset'));
+      // The common case, a finite number for a NUMERIC point, skips the general coercion.
+      const coerced = point.dataType === 'NUMERIC' && typeof value === 'number' && Number.isFinite(value) ? value : value === undefined ? 'is required' : coerceValue(point.dataType, value);
+      if (typeof coerced === 'string') problems.push(validationMessage(`[${i}].value`, coerced));
+      if (annotation !== undefined && annotation !== null && typeof annotation !== 'string') problems.push(validationMessage(`[${i}].annotation`, 'must be a string'));
+      if (problems.length > 0 || ts === undefined || typeof coerced === 'string') continue;
+      batch.series[n] = point.id;
+      batch.ts[n] = ts;
+      if (typeof coerced === 'number') batch.value[n] = coerced;
+      else setRow(batch, n, coerced);
+      if (typeof annotation === 'string') (batch.annotation ??= new Array<string | null>(body.length).fill(null))[n] = annotation;
+      points.set(point.id, point);
+      n++;
     }
     if (denied.size > 0) throw ApiError.accessDenied(`Access denied: no set permission on ${[...denied].slice(0, 10).join(', ')}`);
     if (problems.length > 0) throw ApiError.validation(problems);
-    await this.write(accepted, 'UPDATE');
-    return accepted.length;
+    batch.length = n;
+    await this.write(batch, points, 'UPDATE');
+    return n;
   }
 
   /** DELETE /point-values/<xid>?from&to: history is the point's, so this needs edit permission. */
@@ -173,25 +182,26 @@ export class PointValueService {
    * Writes durably, then lets the values that became their point's newest act as live values
    * (latest cache, bus); older ones only enter history.
    */
-  private async write(values: readonly Accepted[], kind: LiveValueKind): Promise<void> {
-    const byPoint = new Map<number, Accepted[]>();
-    for (const v of values) {
-      let list = byPoint.get(v.point.id);
-      if (!list) byPoint.set(v.point.id, (list = []));
-      list.push(v);
+  private async write(batch: ValueBatch, points: ReadonlyMap<number, DataPointRecord>, kind: LiveValueKind): Promise<void> {
+    if (this.bus.listenerCount === 0) {
+      await this.buffer.write(batch);
+      this.latestCache.applyBatch(batch);
+      return;
     }
     // Know each point's newest before writing, so "newer than the latest" means newer than before.
     const previous = new Map<number, StoredValue | undefined>();
-    for (const id of byPoint.keys()) previous.set(id, await this.latestCache.newest(id));
-
-    await this.buffer.write(toBatch(values));
-
-    for (const [id, list] of byPoint) {
-      list.sort((a, b) => a.ts - b.ts);
-      const stored = list.map(toStored);
+    for (const id of points.keys()) previous.set(id, await this.latestCache.newest(id));
+    await this.buffer.write(batch);
+    const rows = new Map<number, StoredValue[]>();
+    for (let i = 0; i < batch.length; i++) {
+      let list = rows.get(batch.series[i]!);
+      if (!list) rows.set(batch.series[i]!, (list = []));
+      list.push(storedAt(batch, i));
+    }
+    for (const [id, stored] of rows) {
+      stored.sort((a, b) => a.ts - b.ts);
       const live = this.latestCache.applyWritten(id, stored);
-      if (this.bus.listenerCount === 0) continue;
-      const point = list[0]!.point;
+      const point = points.get(id)!;
       let before = previous.get(id);
       for (const value of kind === 'SET' ? stored : live) {
         this.bus.publish({ pointId: id, xid: point.xid, dataType: point.dataType, value, previous: before, kind });
@@ -201,30 +211,16 @@ export class PointValueService {
   }
 }
 
-function toStored(a: Accepted): StoredValue {
-  return { ts: a.ts, value: a.point.dataType === 'ALPHANUMERIC' ? null : a.value, text: a.text, annotation: a.annotation };
+function emptyBatch(n: number): ValueBatch {
+  return { length: n, series: new Int32Array(n), ts: new Float64Array(n), value: new Float64Array(n), text: null, annotation: null };
 }
 
-function toBatch(values: readonly Accepted[]): ValueBatch {
-  const n = values.length;
-  const batch: ValueBatch = {
-    length: n,
-    series: new Int32Array(n),
-    ts: new Float64Array(n),
-    value: new Float64Array(n),
-    text: values.some((v) => v.text !== null) ? new Array<string | null>(n) : null,
-    annotation: values.some((v) => v.annotation !== null) ? new Array<string | null>(n) : null,
-  };
-  for (let i = 0; i < n; i++) {
-    const v = values[i]!;
-    batch.series[i] = v.point.id;
-    batch.ts[i] = v.ts;
-    batch.value[i] = v.value;
-    if (batch.text) batch.text[i] = v.text;
-    if (batch.annotation) batch.annotation[i] = v.annotation;
-  }
-  return batch;
+/** Puts a coerced value into row i (ALPHANUMERIC: NaN in value, the text beside it). */
+function setRow(batch: ValueBatch, i: number, v: StorableValue): void {
+  batch.value[i] = v.value;
+  if (v.text !== null) (batch.text ??= new Array<string | null>(batch.value.length).fill(null))[i] = v.text;
 }
+
 
 /** The instants a Date (and every value store) can hold: ±8.64e15 ms. */
 const MAX_TIMESTAMP = 8.64e15;

@@ -57,6 +57,15 @@ const TRUNCATE_UNIT: Partial<Record<PeriodType, DateTimeUnit>> = {
 const MAX_INSTANT = 8.64e15;
 
 /** Period starts followed by the end of the last period: n periods → n + 1 increasing numbers. */
+// isValidZone builds an Intl formatter on every call; remember the (few hundred) valid names.
+const validZones = new Set<string>();
+function validZone(zone: string): boolean {
+  if (validZones.has(zone)) return true;
+  if (!IANAZone.isValidZone(zone)) return false;
+  validZones.add(zone);
+  return true;
+}
+
 export function periodBounds(spec: PeriodSpec): Float64Array {
   const { type, count, zone } = spec;
   let { from, to } = spec;
@@ -65,7 +74,7 @@ export function periodBounds(spec: PeriodSpec): Float64Array {
   }
   if (from >= to) throw new RangeError('from must be before to');
   if (!Number.isInteger(count) || count < 1) throw new RangeError('timePeriods must be an integer of at least 1');
-  if (!IANAZone.isValidZone(zone)) throw new RangeError(`Unknown time zone: ${zone}`);
+  if (!validZone(zone)) throw new RangeError(`Unknown time zone: ${zone}`);
   if (type === undefined) return Float64Array.of(from, to);
   if (!PERIOD_TYPES.includes(type)) throw new RangeError(`Unknown time period type: ${String(type)}`);
 
