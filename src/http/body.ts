@@ -16,10 +16,10 @@ function hasBody(ctx: Context): boolean {
 }
 
 /**
- * Parses the body as JSON. A body is required unless `optional`, in which case an absent body
- * reads as undefined. Anything but application/json (any charset spelled utf-8) is refused.
+ * Reads the body as JSON text: a body is required unless `optional` (then an absent body reads as
+ * undefined). Anything but application/json (any charset spelled utf-8) is refused.
  */
-export async function readJson(ctx: Context, options: { limit?: number; optional?: boolean } = {}): Promise<unknown> {
+export async function readJsonText(ctx: Context, options: { limit?: number; optional?: boolean } = {}): Promise<string | undefined> {
   const limit = options.limit ?? DEFAULT_BODY_LIMIT;
   if (!hasBody(ctx)) {
     if (options.optional) return undefined;
@@ -46,10 +46,20 @@ export async function readJson(ctx: Context, options: { limit?: number; optional
     if (options.optional) return undefined;
     throw ApiError.badRequest('A JSON request body is required');
   }
+  return text;
+}
+
+export function parseJson(text: string): unknown {
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
     const detail = err instanceof SyntaxError ? `: ${err.message}` : '';
     throw ApiError.badRequest(`Invalid JSON${detail}`);
   }
+}
+
+/** Reads and parses a JSON body (see readJsonText). */
+export async function readJson(ctx: Context, options: { limit?: number; optional?: boolean } = {}): Promise<unknown> {
+  const text = await readJsonText(ctx, options);
+  return text === undefined ? undefined : parseJson(text);
 }

@@ -46,6 +46,7 @@ import {
   type DuckDBConnection,
   type DuckDBDoubleVector,
   type DuckDBIntegerVector,
+  type DuckDBMaterializedResult,
   type DuckDBPreparedStatement,
   type DuckDBResultReader,
   type DuckDBType,
@@ -115,10 +116,15 @@ const SQL = {
            WHERE series_id = $1 AND ts >= $2 AND ts <= $3 ORDER BY ts DESC LIMIT $4`,
   oldest: `SELECT ts::DOUBLE, value, text, annotation FROM point_values
            WHERE series_id = $1 AND ts >= $2 AND ts < $3 ORDER BY ts LIMIT $4`,
+  // The newest value with ts in a window: an aggregate, no top-n (DuckDB's top-n with its dynamic
+  // filter costs more than the scan here). arg_max_null keeps a NULL value/text/annotation.
+  newestOne: `SELECT max(ts)::DOUBLE, arg_max_null(value, ts), arg_max_null(text, ts), arg_max_null(annotation, ts)
+              FROM point_values WHERE series_id = $1 AND ts >= $2 AND ts <= $3`,
+  // No ORDER BY: rows come in table order (DuckDB preserves insertion order), which is bucket order
+  // but for recomputed or merged buckets; buckets() checks the order and sorts only when needed.
   buckets: `SELECT bucket::DOUBLE, count, sum, min, max, first_ts::DOUBLE, first_value, last_ts::DOUBLE,
                    last_value, inner_integral
-            FROM point_buckets WHERE series_id = $1 AND bucket >= $2 AND bucket < $3
-            ORDER BY bucket, first_ts`,
+            FROM point_buckets WHERE series_id = $1 AND bucket >= $2 AND bucket < $3`,
   ping: 'SELECT 1',
   // Late rows: remove the stored rows they replace (bounds let zone maps prune).
   clearLateKeys: 'DELETE FROM late_keys',
@@ -195,6 +201,17 @@ class Session {
     }
     for (let i = 0; i < params.length; i++) bindNumber(st, i + 1, params[i]!);
     return st.runAndReadAll();
+  }
+
+  /** As query(), materialized, for reading its chunks' vectors directly. */
+  async run(sql: string, params: readonly number[] = []): Promise<DuckDBMaterializedResult> {
+    let st = this.statements.get(sql);
+    if (!st) {
+      st = await this.conn.prepare(sql);
+      this.statements.set(sql, st);
+    }
+    for (let i = 0; i < params.length; i++) bindNumber(st, i + 1, params[i]!);
+    return st.run();
   }
 
   /** Statement text without parameters (DDL). */
@@ -502,6 +519,17 @@ function appendColumns(appender: DuckDBAppender, chunk: DuckDBDataChunk, types: 
   appender.flushSync();
 }
 
+/** The row of SQL.newestOne: none when its window held no value (max(ts) is NULL). */
+function toNewestOne(reader: DuckDBResultReader): StoredValue[] {
+  if (reader.currentRowCount === 0) return [];
+  const ts = reader.value(0, 0) as number | null;
+  if (ts === null) return [];
+  const value = reader.value(1, 0) as number | null;
+  const text = reader.value(2, 0) as string | null;
+  const annotation = reader.value(3, 0) as string | null;
+  return [{ ts, value: value ?? null, text: text ?? null, annotation: annotation ?? null }];
+}
+
 function toStoredValues(reader: DuckDBResultReader): StoredValue[] {
   if (reader.currentRowCount === 0) return []; // getColumns() has no columns then
   const [ts, value, text, annotation] = reader.getColumns() as [number[], (number | null)[], (string | null)[], (string | null)[]];
@@ -509,6 +537,119 @@ function toStoredValues(reader: DuckDBResultReader): StoredValue[] {
   for (let i = 0; i < ts.length; i++) {
     out[i] = { ts: ts[i]!, value: value[i] ?? null, text: text[i] ?? null, annotation: annotation[i] ?? null };
   }
+  return out;
+}
+
+/** Column vectors of one chunk of SQL.buckets, in its column order. */
+type BucketVectors = [
+  DuckDBDoubleVector,
+  DuckDBIntegerVector,
+  DuckDBDoubleVector,
+  DuckDBDoubleVector,
+  DuckDBDoubleVector,
+  DuckDBDoubleVector,
+  DuckDBDoubleVector,
+  DuckDBDoubleVector,
+  DuckDBDoubleVector,
+  DuckDBDoubleVector,
+];
+
+/**
+ * The rows of SQL.buckets as one aggregate per bucket, ascending. Values are read from the chunks'
+ * vectors (every column is NOT NULL), with no intermediate row or column arrays. Rows come in table
+ * order, ascending by (bucket, first_ts) unless buckets were recomputed or merged since the last
+ * compaction; only then are they sorted. Partial rows of a bucket (disjoint spans) are merged, each
+ * linked to the one before it in time.
+ */
+function readBuckets(result: DuckDBMaterializedResult): BucketAggregate[] {
+  const chunkCount = result.chunkCount;
+  const vectors: BucketVectors[] = [];
+  const sizes: number[] = [];
+  let total = 0;
+  let ordered = true;
+  let prevBucket = -Infinity;
+  let prevFirst = -Infinity;
+  for (let c = 0; c < chunkCount; c++) {
+    const chunk = result.getChunk(c);
+    const m = chunk.rowCount;
+    if (m === 0) continue;
+    const v = [] as unknown as BucketVectors;
+    for (let k = 0; k < 10; k++) v.push(chunk.getColumnVector(k) as DuckDBDoubleVector);
+    vectors.push(v);
+    sizes.push(m);
+    total += m;
+    if (ordered) {
+      const [vb, , , , , vf] = v;
+      for (let j = 0; j < m; j++) {
+        const b = vb.getItem(j)!;
+        const f = vf.getItem(j)!;
+        if (b < prevBucket || (b === prevBucket && f < prevFirst)) {
+          ordered = false;
+          break;
+        }
+        prevBucket = b;
+        prevFirst = f;
+      }
+    }
+  }
+  if (total === 0) return [];
+  const out: BucketAggregate[] = [];
+  let cur: BucketAggregate | undefined;
+  const add = (v: BucketVectors, j: number): void => {
+    const start = v[0].getItem(j)! * H;
+    if (cur && cur.start === start) {
+      // A later partial row of the same bucket: link it to the one before.
+      cur.innerIntegral += cur.lastValue * (v[5].getItem(j)! - cur.lastTs) + v[9].getItem(j)!;
+      cur.count += v[1].getItem(j)!;
+      cur.sum += v[2].getItem(j)!;
+      const min = v[3].getItem(j)!;
+      const max = v[4].getItem(j)!;
+      if (min < cur.min) cur.min = min;
+      if (max > cur.max) cur.max = max;
+      cur.lastTs = v[7].getItem(j)!;
+      cur.lastValue = v[8].getItem(j)!;
+      return;
+    }
+    cur = {
+      start,
+      count: v[1].getItem(j)!,
+      sum: v[2].getItem(j)!,
+      min: v[3].getItem(j)!,
+      max: v[4].getItem(j)!,
+      firstTs: v[5].getItem(j)!,
+      firstValue: v[6].getItem(j)!,
+      lastTs: v[7].getItem(j)!,
+      lastValue: v[8].getItem(j)!,
+      innerIntegral: v[9].getItem(j)!,
+    };
+    out.push(cur);
+  };
+  if (ordered) {
+    for (let c = 0; c < vectors.length; c++) {
+      const v = vectors[c]!;
+      const m = sizes[c]!;
+      for (let j = 0; j < m; j++) add(v, j);
+    }
+    return out;
+  }
+  // Out of order: sort (chunk, row) references by (bucket, first_ts).
+  const refChunk = new Uint32Array(total);
+  const refRow = new Uint32Array(total);
+  const keyBucket = new Float64Array(total);
+  const keyFirst = new Float64Array(total);
+  let r = 0;
+  for (let c = 0; c < vectors.length; c++) {
+    const v = vectors[c]!;
+    for (let j = 0; j < sizes[c]!; j++, r++) {
+      refChunk[r] = c;
+      refRow[r] = j;
+      keyBucket[r] = v[0].getItem(j)!;
+      keyFirst[r] = v[5].getItem(j)!;
+    }
+  }
+  const order = Array.from({ length: total }, (_, i) => i);
+  order.sort((a, b) => keyBucket[a]! - keyBucket[b]! || keyFirst[a]! - keyFirst[b]!);
+  for (const i of order) add(vectors[refChunk[i]!]!, refRow[i]!);
   return out;
 }
 
@@ -1017,7 +1158,9 @@ class DuckDbStore implements DuckDbValueStore {
     const oldest = this.minTs.get(series) ?? -MAX_TS;
     for (let span = H; ; span *= 16) {
       const from = Math.max(oldest, t - span + 1);
-      const rows = await this.readers.use(async (s) => toStoredValues(await s.query(SQL.newest, [series, from, t, n])));
+      const rows = await this.readers.use(async (s) =>
+        n === 1 ? toNewestOne(await s.query(SQL.newestOne, [series, from, t])) : toStoredValues(await s.query(SQL.newest, [series, from, t, n])),
+      );
       if (rows.length === n || from === oldest) return rows;
     }
   }
@@ -1056,39 +1199,7 @@ class DuckDbStore implements DuckDbValueStore {
     const lo = Math.ceil(clampTs(from) / H);
     const hi = Math.ceil(clampTs(to) / H);
     if (lo >= hi) return [];
-    const reader = await this.readers.use((s) => s.query(SQL.buckets, [series, lo, hi]));
-    if (reader.currentRowCount === 0) return [];
-    const [bucket, count, sum, min, max, firstTs, firstValue, lastTs, lastValue, inner] = reader.getColumns() as number[][];
-    const out: BucketAggregate[] = [];
-    let cur: BucketAggregate | undefined;
-    for (let i = 0; i < bucket!.length; i++) {
-      const start = bucket![i]! * H;
-      if (cur && cur.start === start) {
-        // A later partial row of the same bucket: link it to the one before.
-        cur.innerIntegral += cur.lastValue * (firstTs![i]! - cur.lastTs) + inner![i]!;
-        cur.count += count![i]!;
-        cur.sum += sum![i]!;
-        if (min![i]! < cur.min) cur.min = min![i]!;
-        if (max![i]! > cur.max) cur.max = max![i]!;
-        cur.lastTs = lastTs![i]!;
-        cur.lastValue = lastValue![i]!;
-        continue;
-      }
-      cur = {
-        start,
-        count: count![i]!,
-        sum: sum![i]!,
-        min: min![i]!,
-        max: max![i]!,
-        firstTs: firstTs![i]!,
-        firstValue: firstValue![i]!,
-        lastTs: lastTs![i]!,
-        lastValue: lastValue![i]!,
-        innerIntegral: inner![i]!,
-      };
-      out.push(cur);
-    }
-    return out;
+    return this.readers.use(async (s) => readBuckets(await s.run(SQL.buckets, [series, lo, hi])));
   }
 
   async ping(): Promise<void> {

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { readBulkColumns } from '../src/http/bulk-values.js';
+
+describe('readBulkColumns (bulk ingest fast path)', () => {
+  it('reads the common shape into columns, in any key order and with spaces', () => {
+    const c = readBulkColumns(' [ {"xid":"a","value":1.5,"timestamp":1000} ,\n{"timestamp":2000, "value":-2e3, "xid":"a"},{"xid":"b","value":0,"timestamp":3000}] ');
+    assert.ok(c);
+    assert.equal(c.length, 3);
+    assert.deepEqual(c.xids, ['a', 'a', 'b']);
+    assert.deepEqual([...c.values.subarray(0, 3)], [1.5, -2000, 0]);
+    assert.deepEqual([...c.timestamps.subarray(0, 3)], [1000, 2000, 3000]);
+    assert.equal(c.xids[0], c.xids[1], 'one string for a run of the same XID');
+  });
+
+  it('reads an empty array', () => {
+    assert.equal(readBulkColumns('[]')?.length, 0);
+  });
+
+  it('declines anything unusual, so the general path decides (and words the errors)', () => {
+    for (const text of [
+      '{}',
+      '[{"xid":"a","value":1}]', // no timestamp
+      '[{"xid":"a","value":"1","timestamp":1}]', // string value
+      '[{"xid":"a","value":true,"timestamp":1}]',
+      '[{"xid":"a","value":1,"timestamp":"2024-01-01T00:00:00Z"}]',
+      '[{"xid":"a\\"b","value":1,"timestamp":1}]', // escape in the XID
+      '[{"xid":"a","value":1,"timestamp":1,"annotation":"x"}]', // another key
+      '[{"xid":"a","value":1,"value":2,"timestamp":1}]', // repeated key
+      '[{"xid":"a","value":1,"timestamp":1},]',
+      '[{"xid":"a","value":1,"timestamp":1}] x',
+      '[{"xid":"a","value":01,"timestamp":1}]',
+      '[{"xid":"a","value":1,"timestamp":1}',
+      '',
+    ]) {
+      assert.equal(readBulkColumns(text), undefined, text);
+    }
+  });
+
+  it('agrees with JSON.parse on every body it accepts', () => {
+    const row = fc.record({ xid: fc.string({ maxLength: 8 }), value: fc.double({ noNaN: true, noDefaultInfinity: true }), timestamp: fc.integer() });
+    fc.assert(
+      fc.property(fc.array(row, { maxLength: 20 }), (rows) => {
+        const text = JSON.stringify(rows);
+        const c = readBulkColumns(text);
+        if (!c) return; // declined (an escape in an XID): the general path handles it
+        const parsed = JSON.parse(text) as typeof rows;
+        assert.equal(c.length, parsed.length);
+        for (let i = 0; i < c.length; i++) {
+          assert.equal(c.xids[i], parsed[i]!.xid);
+          assert.ok(Object.is(c.values[i], parsed[i]!.value) || c.values[i] === parsed[i]!.value);
+          assert.equal(c.timestamps[i], parsed[i]!.timestamp);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
