@@ -52,6 +52,7 @@ import {
   type DuckDBType,
   type DuckDBVarCharVector,
 } from '@duckdb/node-api';
+import { concatBatches } from './write-buffer.js';
 import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue, type ValueBatch } from './types.js';
 
 export interface DuckDbStoreOptions {
@@ -471,30 +472,6 @@ class BucketRows {
   }
 }
 
-function concatBatches(batches: readonly ValueBatch[]): ValueBatch {
-  if (batches.length === 1) return batches[0]!;
-  const length = batches.reduce((n, b) => n + b.length, 0);
-  const out: ValueBatch = {
-    length,
-    series: new Int32Array(length),
-    ts: new Float64Array(length),
-    value: new Float64Array(length),
-    text: batches.some((b) => b.text) ? new Array<string | null>(length).fill(null) : null,
-    annotation: batches.some((b) => b.annotation) ? new Array<string | null>(length).fill(null) : null,
-  };
-  let at = 0;
-  for (const b of batches) {
-    out.series.set(b.series.subarray(0, b.length), at);
-    out.ts.set(b.ts.subarray(0, b.length), at);
-    out.value.set(b.value.subarray(0, b.length), at);
-    for (let i = 0; i < b.length; i++) {
-      if (b.text) out.text![at + i] = b.text[i] ?? null;
-      if (b.annotation) out.annotation![at + i] = b.annotation[i] ?? null;
-    }
-    at += b.length;
-  }
-  return out;
-}
 
 /** Appends numeric columns (INTEGER, BIGINT or DOUBLE) through `chunk` (of `types`, reused), then flushes. */
 function appendColumns(appender: DuckDBAppender, chunk: DuckDBDataChunk, types: DuckDBType[], columns: number[][]): void {
