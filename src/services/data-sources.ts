@@ -68,9 +68,9 @@ export class DataSourceService {
     this.listeners.push(listener);
   }
 
-  list(user: Principal, rawQuery: string): Promise<ListResult<DataSourceRecord>> {
+  async list(user: Principal, rawQuery: string): Promise<ListResult<DataSourceRecord>> {
     const q = listQuery(user, dataSourceResource, rawQuery, 't.read_permission');
-    return this.repo.count(q).then((total) => ({ total, batches: this.repo.page(q) }));
+    return { total: await this.repo.count(q), batches: this.repo.page(q) };
   }
 
   /** The source if it exists and the user may read it (404 before 403). */
