@@ -28,7 +28,7 @@ const DAY = 24 * HOUR;
  * Runs per property on DuckDB; QuestDB waits for its WAL on every append, so it gets a quarter.
  * TEST_ENGINE_ROLLUP_RUNS=n runs each property n times instead (a longer soak; raise mocha's timeout).
  */
-const RUNS = { rollups: 100, deletes: 60 };
+const RUNS = { rollups: 80, deletes: 50 };
 const RUNS_OVERRIDE = Number(process.env.TEST_ENGINE_ROLLUP_RUNS) || undefined;
 function runsFor(engine: ValueEngine, runs: number): number {
   const n = RUNS_OVERRIDE ?? runs;
@@ -377,6 +377,25 @@ async function checkAll(store: PointValueStore, sent: readonly Row[], series: re
   }
 }
 
+/**
+ * Periods of whole hours over every value of series s, the data ending with them: the bucket path
+ * answers them from the engine's bucket aggregates only, so every bucket is checked, wherever the
+ * random periods fell. One hour per period, or a few when the values span more than 20 days.
+ */
+async function checkEveryHour(store: PointValueStore, sent: readonly Row[], s: number, context: string): Promise<void> {
+  const series = seriesOf(sent, s);
+  if (series.length === 0) return;
+  const from = Math.floor((series[0] as TimedValue<number>).ts / HOUR) * HOUR;
+  const to = Math.floor((series.at(-1) as TimedValue<number>).ts / HOUR) * HOUR + HOUR;
+  const count = Math.ceil((to - from) / HOUR / 480);
+  const bounds = periodBounds({ from, to, type: 'HOURS', count, zone: 'UTC', truncate: false });
+  const expected = referenceByPeriod(series, bounds, to);
+  for (const useBuckets of [true, false]) {
+    const result = await computeRollup(store, s, bounds, to, true, { useBuckets });
+    assertMatchesReference(result, expected, `${context}, series ${s}, every hour, ${useBuckets ? 'bucket path' : 'raw path'}`);
+  }
+}
+
 /** The store, recording the raw values and bucket ranges computeRollup reads. */
 function spy(store: PointValueStore): { source: RollupSource; bucketCalls: number[][]; rawTs: number[] } {
   const bucketCalls: number[][] = [];
@@ -462,10 +481,12 @@ function engineSuite(title: string, open: OpenStore, runs: SuiteRuns): void {
           const sent = await play(store, phases, arrival.concurrent, compactAt);
           const series = [ids.main, ...ids.others];
           await checkAll(store, sent, series, bounds, endOfData, label);
+          await checkEveryHour(store, sent, ids.main, label);
           const compact = compactOf(store);
           if (compact) {
             await compact();
-            await checkAll(store, sent, series, bounds, endOfData, `${label}, after compact()`);
+            await checkAll(store, sent, [ids.main, ids.others[0] as number], bounds, endOfData, `${label}, after compact()`);
+            await checkEveryHour(store, sent, ids.main, `${label}, after compact()`);
           }
         }),
         { numRuns: runs.rollups },
@@ -517,6 +538,7 @@ function engineSuite(title: string, open: OpenStore, runs: SuiteRuns): void {
           const remaining: Row[] = sent.filter((r) => r.s !== ids.main || r.ts < from || r.ts >= to);
           const context = `${label}, deleted [${from}, ${to})`;
           await checkAll(store, remaining, [ids.main, ...ids.others], bounds, endOfData, context);
+          await checkEveryHour(store, remaining, ids.main, context);
 
           const again = rewrite.map(({ at, value }) => ({ s: ids.main, ts: Math.round(from - HOUR + at * (to - from + 2 * HOUR)), v: value }));
           if (again.length > 0) {
@@ -525,10 +547,12 @@ function engineSuite(title: string, open: OpenStore, runs: SuiteRuns): void {
           }
           // The companions were checked right after the delete: from here on only the main series.
           await checkAll(store, remaining, [ids.main], bounds, endOfData, `${context}, rewritten`);
+          await checkEveryHour(store, remaining, ids.main, `${context}, rewritten`);
           const compact = compactOf(store);
           if (compact) {
             await compact();
             await checkAll(store, remaining, [ids.main], bounds, endOfData, `${context}, after compact()`);
+            await checkEveryHour(store, remaining, ids.main, `${context}, after compact()`);
           }
         }),
         { numRuns: runs.deletes },
@@ -627,6 +651,6 @@ describe('rollups on the value engines', function () {
         },
       };
     },
-    { rollups: RUNS_OVERRIDE ?? 40, deletes: RUNS_OVERRIDE ?? 20 },
+    { rollups: RUNS_OVERRIDE ?? 30, deletes: RUNS_OVERRIDE ?? 15 },
   );
 });
