@@ -56,7 +56,6 @@ const TRUNCATE_UNIT: Partial<Record<PeriodType, DateTimeUnit>> = {
 // luxon's (and Date's) range.
 const MAX_INSTANT = 8.64e15;
 
-/** Period starts followed by the end of the last period: n periods → n + 1 increasing numbers. */
 // isValidZone builds an Intl formatter on every call; remember the (few hundred) valid names.
 const validZones = new Set<string>();
 function validZone(zone: string): boolean {
@@ -66,6 +65,7 @@ function validZone(zone: string): boolean {
   return true;
 }
 
+/** Period starts followed by the end of the last period: n periods → n + 1 increasing numbers. */
 export function periodBounds(spec: PeriodSpec): Float64Array {
   const { type, count, zone } = spec;
   let { from, to } = spec;
