@@ -12,12 +12,13 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { openDuckDbStore } from '../src/store/values/duckdb.js';
 import { periodBounds, type PeriodType } from '../src/store/values/periods.js';
-import { computeRollup, statisticOf, type Rollup, type RollupResult, type RollupSource } from '../src/store/values/rollup.js';
+import { computeRollup, statisticOf, type RollupResult } from '../src/store/values/rollup.js';
 import { BUCKET_MS, type PointValueStore, type ValueBatch } from '../src/store/values/types.js';
 import { effectiveSeries, referenceRollup, type ReferenceStatistics, type TimedValue } from './helpers/reference-rollup.js';
 import './helpers/value-engines.duckdb.js';
 import './helpers/value-engines.questdb.js';
 import { announceValueEngines, valueEngines, type ValueEngine } from './helpers/value-engines.js';
+import { spy, STATISTIC_KEY, STATISTICS } from './helpers/rollup-checks.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -37,20 +38,6 @@ function runsFor(engine: ValueEngine, runs: number): number {
 
 // ---- comparing with the reference ----
 
-const STATISTIC_KEY: Record<Exclude<Rollup, 'NONE' | 'POINT_DEFAULT' | 'ALL'>, keyof ReferenceStatistics> = {
-  AVERAGE: 'average',
-  ARITHMETIC_MEAN: 'arithmeticMean',
-  MINIMUM: 'minimum',
-  MAXIMUM: 'maximum',
-  SUM: 'sum',
-  FIRST: 'first',
-  LAST: 'last',
-  START: 'start',
-  COUNT: 'count',
-  DELTA: 'delta',
-  INTEGRAL: 'integral',
-};
-const STATISTICS = Object.keys(STATISTIC_KEY) as (keyof typeof STATISTIC_KEY)[];
 
 /** Equal to 1e-9 relative, 1e-9 absolute near zero; null only as null. */
 function close(actual: unknown, expected: unknown): boolean {
@@ -396,25 +383,6 @@ async function checkEveryHour(store: PointValueStore, sent: readonly Row[], s: n
   }
 }
 
-/** The store, recording the raw values and bucket ranges computeRollup reads. */
-function spy(store: PointValueStore): { source: RollupSource; bucketCalls: number[][]; rawTs: number[] } {
-  const bucketCalls: number[][] = [];
-  const rawTs: number[] = [];
-  const source: RollupSource = {
-    valueAt: (series, t) => store.valueAt(series, t),
-    buckets: (series, from, to) => {
-      bucketCalls.push([from, to]);
-      return store.buckets(series, from, to);
-    },
-    async *range(series, from, to) {
-      for await (const batch of store.range(series, from, to)) {
-        for (const v of batch) rawTs.push(v.ts);
-        yield batch;
-      }
-    },
-  };
-  return { source, bucketCalls, rawTs };
-}
 
 type Deletion = { from: number; length: number } | { fromValue: number; values: number; fromShift: number; toShift: number };
 

@@ -7,7 +7,8 @@ import { assertError, assertHasMessage, assertValidation, type ErrorBodyShape } 
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ApiClient, createRoleUsers, loggedIn, type Response } from './helpers/client.js';
 import { announceEngines, metadataEngines } from './helpers/engines.js';
-import { referenceRollup, referenceStoredRollup, type ReferenceStatistics, type TimedValue } from './helpers/reference-rollup.js';
+import { referenceRollup, referenceStoredRollup, type TimedValue } from './helpers/reference-rollup.js';
+import { STATISTIC_KEY, STATISTICS } from './helpers/rollup-checks.js';
 
 const PV = '/rest/latest/point-values';
 const DP = '/rest/latest/data-points';
@@ -50,21 +51,6 @@ interface BulkEntry {
   annotation?: unknown;
 }
 
-const STATISTIC_KEY = {
-  AVERAGE: 'average',
-  ARITHMETIC_MEAN: 'arithmeticMean',
-  MINIMUM: 'minimum',
-  MAXIMUM: 'maximum',
-  SUM: 'sum',
-  FIRST: 'first',
-  LAST: 'last',
-  START: 'start',
-  COUNT: 'count',
-  DELTA: 'delta',
-  INTEGRAL: 'integral',
-} as const satisfies Record<string, keyof ReferenceStatistics>;
-type StatisticRollup = keyof typeof STATISTIC_KEY;
-const STATISTIC_ROLLUPS = Object.keys(STATISTIC_KEY) as StatisticRollup[];
 const ALL_KEYS = Object.values(STATISTIC_KEY);
 
 function near(actual: unknown, expected: number | null, what: string): void {
@@ -908,7 +894,7 @@ for (const engine of metadataEngines()) {
       /** Requests every statistic for the given window and checks it against the reference. */
       async function checkAll(from: number, to: number, periodType: string | undefined, periods: number | undefined, bounds: number[]): Promise<void> {
         const expected = referenceRollup(SERIES, bounds, to);
-        for (const rollup of STATISTIC_ROLLUPS) {
+        for (const rollup of STATISTICS) {
           const res = await single(xid, { from, to, rollup, timePeriodType: periodType, timePeriods: periods });
           assert.equal(res.status, 200, `${rollup}: ${res.text}`);
           const got = res.body as PeriodValue[];

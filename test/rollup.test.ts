@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { isBucketAligned, PERIOD_TYPES, periodBounds, type PeriodType } from '../src/store/values/periods.js';
-import { computeRollup, NUMERIC_ONLY, ROLLUPS, statisticOf, type Rollup, type RollupResult, type RollupSource } from '../src/store/values/rollup.js';
+import { computeRollup, NUMERIC_ONLY, ROLLUPS, statisticOf, type RollupResult } from '../src/store/values/rollup.js';
 import { BUCKET_MS } from '../src/store/values/types.js';
 import { MemoryValueStore } from './helpers/memory-store.js';
 import {
@@ -14,6 +14,7 @@ import {
   type ReferenceStatistics,
   type TimedValue,
 } from './helpers/reference-rollup.js';
+import { spy, STATISTIC_KEY, STATISTICS } from './helpers/rollup-checks.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -22,20 +23,6 @@ const DAY = 24 * HOUR;
 const SERIES = 7;
 const OTHER_SERIES = 8;
 
-const STATISTIC_KEY: Record<Exclude<Rollup, 'NONE' | 'POINT_DEFAULT' | 'ALL'>, keyof ReferenceStatistics> = {
-  AVERAGE: 'average',
-  ARITHMETIC_MEAN: 'arithmeticMean',
-  MINIMUM: 'minimum',
-  MAXIMUM: 'maximum',
-  SUM: 'sum',
-  FIRST: 'first',
-  LAST: 'last',
-  START: 'start',
-  COUNT: 'count',
-  DELTA: 'delta',
-  INTEGRAL: 'integral',
-};
-const STATISTICS = Object.keys(STATISTIC_KEY) as (keyof typeof STATISTIC_KEY)[];
 const STORED_ROLLUPS = ['FIRST', 'LAST', 'START', 'COUNT', 'ALL'] as const;
 
 async function write(store: MemoryValueStore, series: number, writes: readonly TimedValue<number | string>[], chunk = 1000): Promise<void> {
@@ -61,25 +48,6 @@ async function storeWith(writes: readonly TimedValue<number | string>[], options
   return store;
 }
 
-/** The store, counting bucket reads and recording which raw values were read. */
-function spy(store: MemoryValueStore): { source: RollupSource; bucketCalls: number[][]; rawTs: number[] } {
-  const bucketCalls: number[][] = [];
-  const rawTs: number[] = [];
-  const source: RollupSource = {
-    valueAt: (series, t) => store.valueAt(series, t),
-    buckets: (series, from, to) => {
-      bucketCalls.push([from, to]);
-      return store.buckets(series, from, to);
-    },
-    async *range(series, from, to) {
-      for await (const batch of store.range(series, from, to)) {
-        for (const v of batch) rawTs.push(v.ts);
-        yield batch;
-      }
-    },
-  };
-  return { source, bucketCalls, rawTs };
-}
 
 function close(actual: unknown, expected: unknown, what: string): void {
   if (typeof expected === 'number' && typeof actual === 'number') {
