@@ -55,4 +55,22 @@ describe('readBulkColumns (bulk ingest fast path)', () => {
       { numRuns: 2000 },
     );
   });
+
+  it('reads written-out decimals (the fast path: digits / 10^k) exactly as Number() does', () => {
+    const decimal = fc
+      .tuple(fc.boolean(), fc.stringMatching(/^(0|[1-9][0-9]{0,16})$/), fc.option(fc.stringMatching(/^[0-9]{1,17}$/), { nil: undefined }))
+      .map(([negative, int, frac]) => `${negative ? '-' : ''}${int}${frac === undefined ? '' : `.${frac}`}`);
+    fc.assert(
+      fc.property(fc.array(decimal, { minLength: 1, maxLength: 20 }), (texts) => {
+        const body = `[${texts.map((t, i) => `{"xid":"p","value":${t},"timestamp":${i}}`).join(',')}]`;
+        const c = readBulkColumns(body);
+        assert.ok(c, body);
+        texts.forEach((t, i) => assert.ok(Object.is(c.values[i], Number(t)), `${t}: ${c.values[i]} ≠ ${Number(t)}`));
+      }),
+      { numRuns: 3000 },
+    );
+    for (const t of ['0.1', '0.3', '123456.789', '9007199254740993', '1.7976931348623157', '-0', '-0.0', '99999999999999.9', '0.000000000000001']) {
+      assert.ok(Object.is(readBulkColumns(`[{"xid":"p","value":${t},"timestamp":1}]`)?.values[0], Number(t)), t);
+    }
+  });
 });

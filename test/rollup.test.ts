@@ -309,12 +309,27 @@ describe('rollups', () => {
       yearStore = await storeWith(yearOfValues);
     });
 
+    it('takes the value in force at from from the bucket read: the hour before, or a value at from itself', async () => {
+      const day = Date.UTC(2023, 5, 1);
+      const bounds = periodBounds({ from: day, to: day + 24 * HOUR, type: 'HOURS', count: 1, zone: 'UTC', truncate: false });
+      const before = spy(yearStore);
+      const result = await computeRollup(before.source, SERIES, bounds, Date.UTC(2024, 6, 1), true);
+      assert.deepEqual(before.valueAtCalls, [], 'the hour before from holds values');
+      assertSameResults(result, await computeRollup(yearStore, SERIES, bounds, Date.UTC(2024, 6, 1), true, { useBuckets: false }), 'from the hour before');
+      const atFrom = await storeWith([{ ts: day, value: 5 }, { ts: day + 90 * MINUTE, value: 7 }]);
+      const exact = spy(atFrom);
+      const exactResult = await computeRollup(exact.source, SERIES, bounds, Date.UTC(2024, 6, 1), true);
+      assert.deepEqual(exact.valueAtCalls, [], 'a value at from is the value in force');
+      assertSameResults(exactResult, await computeRollup(atFrom, SERIES, bounds, Date.UTC(2024, 6, 1), true, { useBuckets: false }), 'value at from');
+    });
+
     it('answers a year of hourly periods from 8,760 buckets without reading a raw value', async () => {
       const bounds = periodBounds({ from: yearStart, to: Date.UTC(2024, 0, 1), type: 'HOURS', count: 1, zone: 'UTC', truncate: false });
-      const { source, bucketCalls, rawTs } = spy(yearStore);
+      const { source, bucketCalls, rawTs, valueAtCalls } = spy(yearStore);
       const result = await computeRollup(source, SERIES, bounds, Date.UTC(2024, 6, 1), true);
       assert.equal(result.length, 8760);
-      assert.deepEqual(bucketCalls, [[yearStart, Date.UTC(2024, 0, 1)]]);
+      assert.deepEqual(valueAtCalls, [], 'the first value is at from: it is the value in force');
+      assert.deepEqual(bucketCalls, [[yearStart - HOUR, Date.UTC(2024, 0, 1)]], "the hour before from gives the value in force");
       assert.equal(rawTs.length, 0);
       assertSameResults(result, await computeRollup(yearStore, SERIES, bounds, Date.UTC(2024, 6, 1), true, { useBuckets: false }), 'hourly');
     });
@@ -334,7 +349,7 @@ describe('rollups', () => {
       const bounds = periodBounds({ from: yearStart, to, type: 'HOURS', count: 6, zone: 'UTC', truncate: false });
       const { source, bucketCalls, rawTs } = spy(yearStore);
       const result = await computeRollup(source, SERIES, bounds, to, true);
-      assert.deepEqual(bucketCalls, [[yearStart, Date.UTC(2023, 2, 1, 7)]]);
+      assert.deepEqual(bucketCalls, [[yearStart - HOUR, Date.UTC(2023, 2, 1, 7)]]);
       assert.ok(rawTs.every((ts) => ts >= Date.UTC(2023, 2, 1, 7)));
       assertSameResults(result, await computeRollup(yearStore, SERIES, bounds, to, true, { useBuckets: false }), 'to off the hour');
     });

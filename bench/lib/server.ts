@@ -132,13 +132,17 @@ export interface BenchService extends Spawned {
   dataDir: string;
 }
 
-/** Starts `node dist/src/main.js` on 127.0.0.1 with embedded engines under `dataDir`. */
+/**
+ * Starts `node dist/src/main.js` on 127.0.0.1 with embedded engines under `dataDir`.
+ * BENCH_SERVICE_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) goes to the service's node.
+ */
 export async function startService(options: ServiceOptions): Promise<BenchService> {
   const port = options.port ?? (await freePort());
   const url = `http://127.0.0.1:${port}`;
+  const nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const spawned = await spawnUntilReady(
     process.execPath,
-    [serviceEntry],
+    [...nodeArgs, serviceEntry],
     { PORT: String(port), HOST: '127.0.0.1', DATA_DIR: options.dataDir, LOG_LEVEL: 'info', ...options.env },
     `${url}/health`,
     join(options.dataDir, 'service.log'),

@@ -22,11 +22,15 @@ export type StatisticRollup = keyof typeof STATISTIC_KEY;
 export const STATISTICS = Object.keys(STATISTIC_KEY) as StatisticRollup[];
 
 /** The store, recording the bucket ranges and the raw values computeRollup reads. */
-export function spy(store: RollupSource): { source: RollupSource; bucketCalls: number[][]; rawTs: number[] } {
+export function spy(store: RollupSource): { source: RollupSource; bucketCalls: number[][]; rawTs: number[]; valueAtCalls: number[] } {
   const bucketCalls: number[][] = [];
   const rawTs: number[] = [];
+  const valueAtCalls: number[] = [];
   const source: RollupSource = {
-    valueAt: (series, t) => store.valueAt(series, t),
+    valueAt: (series, t) => {
+      valueAtCalls.push(t);
+      return store.valueAt(series, t);
+    },
     buckets: (series, from, to) => {
       bucketCalls.push([from, to]);
       return store.buckets(series, from, to);
@@ -38,5 +42,5 @@ export function spy(store: RollupSource): { source: RollupSource; bucketCalls: n
       }
     },
   };
-  return { source, bucketCalls, rawTs };
+  return { source, bucketCalls, rawTs, valueAtCalls };
 }

@@ -3,7 +3,7 @@
 import type { PointValueStore } from '../../src/store/values/types.js';
 
 export interface ValueEngine {
-  name: 'duckdb' | 'questdb';
+  name: 'duckdb' | 'duckdb+cache' | 'questdb';
   /** Opens a fresh, empty store; dispose() closes it and removes what it created. */
   open(): Promise<{ store: PointValueStore; dispose(): Promise<void> }>;
 }

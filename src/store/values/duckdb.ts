@@ -32,6 +32,7 @@
 // non-integer or out-of-range ts make append() reject the whole batch with a RangeError (nothing
 // written). The pipeline never sends them.
 import { mkdir } from 'node:fs/promises';
+import { endianness } from 'node:os';
 import { resolve } from 'node:path';
 import {
   BIGINT,
@@ -94,6 +95,7 @@ const H = BUCKET_MS;
 const BUCKET_OF_TS = `((p.ts - ((p.ts % ${H}) + ${H}) % ${H}) // ${H})`;
 /** range()'s first window assumes values about a minute apart; later windows follow the data. */
 const MIN_SPACING_GUESS = 60_000;
+const LITTLE_ENDIAN = endianness() === 'LE';
 /** DuckDB's vector size: the most rows in one data chunk. */
 const CHUNK_ROWS = 2048;
 
@@ -474,6 +476,27 @@ class BucketRows {
 
 
 /** Appends numeric columns (INTEGER, BIGINT or DOUBLE) through `chunk` (of `types`, reused), then flushes. */
+/**
+ * Writes whole-number doubles into a BIGINT vector. node-api's setItem takes a BigInt, and making one
+ * per row costs as much as the rest of the append; the vector's items are a BigInt64Array over a
+ * plain buffer, so on a little-endian machine each row is written as two 32-bit words instead. Falls
+ * back to setItem where that buffer is not there (another node-api version).
+ */
+export function setBigIntColumn(vec: DuckDBBigIntVector, count: number, valueOf: (j: number) => number): void {
+  const items = (vec as unknown as { items?: unknown }).items;
+  if (!LITTLE_ENDIAN || !(items instanceof BigInt64Array) || items.length < count) {
+    for (let j = 0; j < count; j++) vec.setItem(j, BigInt(valueOf(j)));
+    return;
+  }
+  const words = new Int32Array(items.buffer, items.byteOffset, count * 2);
+  for (let j = 0; j < count; j++) {
+    const x = valueOf(j);
+    const high = Math.floor(x / 2 ** 32);
+    words[2 * j] = x - high * 2 ** 32; // stored modulo 2^32: the low word's bits
+    words[2 * j + 1] = high;
+  }
+}
+
 function appendColumns(appender: DuckDBAppender, chunk: DuckDBDataChunk, types: DuckDBType[], columns: number[][]): void {
   const length = columns[0]!.length;
   for (let off = 0; off < length; off += CHUNK_ROWS) {
@@ -483,7 +506,7 @@ function appendColumns(appender: DuckDBAppender, chunk: DuckDBDataChunk, types: 
       const col = columns[c]!;
       if (types[c] === BIGINT) {
         const vec = chunk.getColumnVector(c) as DuckDBBigIntVector;
-        for (let j = 0; j < m; j++) vec.setItem(j, BigInt(col[off + j]!));
+        setBigIntColumn(vec, m, (j) => col[off + j]!);
         vec.flush();
       } else {
         const vec = chunk.getColumnVector(c) as DuckDBIntegerVector | DuckDBDoubleVector;
@@ -1026,10 +1049,10 @@ class DuckDbStore implements DuckDbValueStore {
       for (let j = 0; j < m; j++) {
         const i = perm[off + j]!;
         vs.setItem(j, series[i]!);
-        vt.setItem(j, BigInt(ts[i]!));
         const v = value[i]!;
         vv.setItem(j, v === v ? v : null);
       }
+      setBigIntColumn(vt, m, (j) => ts[perm[off + j]!]!);
       vs.flush();
       vt.flush();
       vv.flush();

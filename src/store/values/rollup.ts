@@ -3,7 +3,7 @@
 // request costs what its periods and buckets cost, and reads raw values only for the rest.
 import { NumericAccumulator, StoredValueAccumulator } from './rollup-accumulators.js';
 import { RollupResult, type StoredScalar } from './rollup-result.js';
-import { BUCKET_MS, type PointValueStore, type StoredValue } from './types.js';
+import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue } from './types.js';
 
 export { RollupResult, type StoredScalar } from './rollup-result.js';
 
@@ -86,9 +86,9 @@ export async function computeRollup(
   const from = bounds[0] as number;
   const to = bounds[bounds.length - 1] as number;
   const result = new RollupResult(bounds, numeric);
-  const inForce = await store.valueAt(series, from);
 
   if (!numeric) {
+    const inForce = await store.valueAt(series, from);
     const accumulator = new StoredValueAccumulator(result, inForce && { value: storedScalar(inForce) });
     for await (const batch of store.range(series, from, to)) {
       for (const v of batch) if (v.ts >= from && v.ts < to) accumulator.value(v.ts, storedScalar(v));
@@ -97,21 +97,44 @@ export async function computeRollup(
     return result;
   }
 
-  const numericInForce = inForce && inForce.value !== null ? { ts: inForce.ts, value: inForce.value } : undefined;
-  const accumulator = new NumericAccumulator(result, endOfData, numericInForce);
+  const bucketEnd = options.useBuckets === false ? from : bucketStretchEnd(bounds, endOfData);
   let rawFrom = from;
-  if (options.useBuckets !== false) {
-    const bucketEnd = bucketStretchEnd(bounds, endOfData);
-    if (bucketEnd > from) {
-      for (const bucket of await store.buckets(series, from, bucketEnd)) accumulator.bucket(bucket);
-      rawFrom = bucketEnd;
-    }
+  let buckets: BucketAggregate[] = [];
+  let inForce: InForce | undefined;
+  if (bucketEnd > from) {
+    // One more bucket, the hour before `from`: its last value is the one in force at `from`.
+    buckets = await store.buckets(series, from - BUCKET_MS, bucketEnd);
+    inForce = await inForceFromBuckets(store, series, from, buckets);
+    if (buckets[0]?.start === from - BUCKET_MS) buckets = buckets.slice(1);
+    rawFrom = bucketEnd;
+  } else {
+    inForce = numericValue(await store.valueAt(series, from));
   }
+  const accumulator = new NumericAccumulator(result, endOfData, inForce);
+  for (const bucket of buckets) accumulator.bucket(bucket);
   for await (const batch of store.range(series, rawFrom, to)) {
     for (const v of batch) if (v.value !== null && v.ts >= rawFrom && v.ts < to) accumulator.value(v.ts, v.value);
   }
   accumulator.finish();
   return result;
+}
+
+type InForce = { ts: number; value: number };
+
+function numericValue(v: StoredValue | undefined): InForce | undefined {
+  return v && v.value !== null ? { ts: v.ts, value: v.value } : undefined;
+}
+
+/**
+ * The numeric value in force at `from` (a bucket boundary), from `buckets` (read from the hour
+ * before `from`) where they tell: the last value of that hour; or none needed when the first value
+ * inside is at `from` itself (it is the value in force then). Otherwise the store is asked.
+ */
+async function inForceFromBuckets(store: RollupSource, series: number, from: number, buckets: readonly BucketAggregate[]): Promise<InForce | undefined> {
+  const first = buckets[0];
+  if (first?.start === from - BUCKET_MS) return { ts: first.lastTs, value: first.lastValue };
+  if (first?.start === from && first.firstTs === from) return undefined;
+  return numericValue(await store.valueAt(series, from));
 }
 
 /**

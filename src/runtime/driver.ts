@@ -1,0 +1,75 @@
+// What a data source type implements to collect values (virtual generator, Modbus TCP poller, MQTT
+// subscriber), and what the runtime gives it. A driver never throws for a device fault: it reports
+// it (the source goes to ERROR with lastError and a DATA_SOURCE event), keeps retrying with backoff,
+// and reports the recovery.
+import type { DataPointRecord } from '../store/metadata/data-points.js';
+import type { DataSourceRecord } from '../store/metadata/data-sources.js';
+
+/** One value a driver read from its device (raw: the pipeline coerces it by the point's dataType). */
+export interface ProducedValue {
+  point: DataPointRecord;
+  value: unknown;
+  /** Epoch ms; defaults to now. */
+  ts?: number;
+}
+
+export interface DriverContext {
+  /** The source as it was when the driver started (an update restarts the driver). */
+  readonly source: DataSourceRecord;
+  /** The source's enabled points when the driver started (a point change restarts the driver). */
+  readonly points: readonly DataPointRecord[];
+  /** updatePeriods × updatePeriodType in ms. */
+  readonly periodMs: number;
+  /**
+   * Hands values to the point-value pipeline; resolves once they are stored (await it before the
+   * next poll: that is the backpressure). Values a point's type cannot take are dropped and
+   * reported as a fault; never rejects.
+   */
+  publish(values: readonly ProducedValue[]): Promise<void>;
+  /** The device failed: state ERROR with this message as lastError, one DATA_SOURCE event per episode. */
+  fault(message: string): void;
+  /** The device answered: back to RUNNING, the episode's event returns to normal. */
+  recovered(): void;
+  /** Aborted when the driver is stopped: pending waits and retries should end. */
+  readonly signal: AbortSignal;
+}
+
+export interface SourceDriver {
+  /** Starts collecting; resolves once started (not when the device answered). */
+  start(): Promise<void>;
+  /** Stops collecting and releases connections; after it resolves, publish() is not called again. */
+  stop(): Promise<void>;
+  /**
+   * Writes a set value to the device (settable points). Resolves when the device accepted it,
+   * rejects with an Error whose message says why otherwise. Absent when the type stores set values
+   * without a device (virtual).
+   */
+  write?(point: DataPointRecord, value: number | boolean | string): Promise<void>;
+}
+
+export type DriverFactory = (ctx: DriverContext) => SourceDriver;
+
+/** Milliseconds of one update period. */
+export function periodMs(source: Pick<DataSourceRecord, 'updatePeriods' | 'updatePeriodType'>): number {
+  const unit = { MILLISECONDS: 1, SECONDS: 1_000, MINUTES: 60_000, HOURS: 3_600_000 }[source.updatePeriodType] ?? 1_000;
+  return source.updatePeriods * unit;
+}
+
+/** Exponential backoff: 1 s, 2 s, 4 s … capped at 30 s (or at the period, if that is longer). */
+export function backoffMs(attempt: number, period: number): number {
+  return Math.min(1_000 * 2 ** Math.max(0, attempt), Math.max(30_000, period));
+}
+
+/** Resolves after ms, or at once when the signal aborts. */
+export function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
