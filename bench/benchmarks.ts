@@ -4,8 +4,10 @@
 import { historian } from './historian.js';
 import type { Benchmark } from './lib/benchmark.js';
 import { loginBench } from './login.js';
+import { modbus } from './modbus.js';
 import { requests } from './requests.js';
 import { rqlList } from './rql-list.js';
 import { startup } from './startup.js';
+import { websocketBench } from './websocket.js';
 
-export const benchmarks: readonly Benchmark[] = [startup, loginBench, requests, rqlList, historian];
+export const benchmarks: readonly Benchmark[] = [startup, loginBench, requests, rqlList, historian, modbus, websocketBench];

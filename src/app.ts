@@ -6,6 +6,7 @@ import { authTokensRouter } from './api/auth-tokens.js';
 import { dataPointsRouter } from './api/data-points.js';
 import { dataSourcesRouter } from './api/data-sources.js';
 import { eventDetectorsRouter } from './api/event-detectors.js';
+import { eventsRouter } from './api/events.js';
 import { pointValuesRouter } from './api/point-values.js';
 import { healthRouter } from './api/health.js';
 import { loginRouter } from './api/login.js';
@@ -29,7 +30,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
   app.use(csrfMiddleware); // double-submit check for session-authenticated writes
 
   const api = new Router<AppState>({ prefix: API_PREFIX });
-  const resources = [loginRouter(s), usersRouter(s), authTokensRouter(s), dataSourcesRouter(s), dataPointsRouter(s), eventDetectorsRouter(s), pointValuesRouter(s)];
+  const resources = [loginRouter(s), usersRouter(s), authTokensRouter(s), dataSourcesRouter(s), dataPointsRouter(s), eventDetectorsRouter(s), eventsRouter(s), pointValuesRouter(s)];
   for (const router of resources) {
     api.use(router.routes());
   }

@@ -2,6 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
+import { attachWebSockets, type WebSocketHub } from './api/websocket.js';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
 import { createServices, type Services } from './services/index.js';
@@ -10,6 +11,8 @@ import { openMetadataDb } from './store/metadata/open.js';
 export interface RunningService {
   server: Server;
   services: Services;
+  /** The WebSocket endpoints (/rest/latest/websocket/...) on the same server. */
+  websockets: WebSocketHub;
   port: number;
   url: string;
   stop(): Promise<void>;
@@ -21,7 +24,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   const db = await openMetadataDb(config);
   let services: Services;
   try {
-    services = await createServices(config, db);
+    services = await createServices(config, db, log);
     const admin = await services.users.ensureDefaultAdmin(config.adminPassword ?? 'admin');
     if (admin) {
       log.warn(
@@ -37,6 +40,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   const server = createServer(app.callback());
   server.headersTimeout = 30_000;
   server.requestTimeout = 120_000;
+  const websockets = attachWebSockets(server, services, log);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => {
@@ -45,6 +49,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
     });
   });
   const port = (server.address() as AddressInfo).port;
+  // Data sources start collecting once the API can be asked about them.
+  await services.runtime.start();
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
 
   const purge = setInterval(() => {
@@ -56,11 +62,14 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   return {
     server,
     services,
+    websockets,
     port,
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     stop() {
       stopping ??= (async () => {
         clearInterval(purge);
+        // Open sockets would keep server.close() waiting, and must not outlive the services.
+        await websockets.close();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();

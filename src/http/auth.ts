@@ -3,7 +3,7 @@
 import type { Context, Next } from 'koa';
 import type { AuthService } from '../services/auth.js';
 import { ApiError } from './errors.js';
-import type { AppState } from './state.js';
+import type { AppState, Authentication } from './state.js';
 
 export const SESSION_COOKIE = 'DDS_SESSION';
 export const API_PREFIX = '/rest/latest';
@@ -17,20 +17,40 @@ function parseBasic(value: string): { username: string; password: string } | und
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
 }
 
-async function fromAuthorizationHeader(ctx: Ctx, auth: AuthService, header: string, basicEnabled: boolean): Promise<void> {
+/** What a request presents to prove who it is: the Authorization header and the session cookie. */
+export interface PresentedCredentials {
+  /** The Authorization header, '' when absent. */
+  authorization: string;
+  sessionCookie: string | undefined;
+  /** The client address, for the rate limits of password checks. */
+  ip: string;
+}
+
+async function fromAuthorizationHeader(auth: AuthService, header: string, ip: string, basicEnabled: boolean): Promise<Authentication> {
   const space = header.indexOf(' ');
   const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
   const value = space < 0 ? '' : header.slice(space + 1).trim();
-  if (scheme === 'bearer') {
-    ctx.state.auth = { user: await auth.token(value), method: 'token' };
-  } else if (scheme === 'basic') {
+  if (scheme === 'bearer') return { user: await auth.token(value), method: 'token' };
+  if (scheme === 'basic') {
     if (!basicEnabled) throw ApiError.unauthenticated('Basic authentication is disabled');
     const credentials = parseBasic(value);
     if (!credentials) throw ApiError.unauthenticated('Malformed Basic credentials');
-    ctx.state.auth = { user: await auth.basic(ctx.ip, credentials.username, credentials.password), method: 'basic' };
-  } else {
-    throw ApiError.unauthenticated('Unsupported authorization scheme');
+    return { user: await auth.basic(ip, credentials.username, credentials.password), method: 'basic' };
   }
+  throw ApiError.unauthenticated('Unsupported authorization scheme');
+}
+
+/**
+ * The caller the credentials prove, or undefined when none were presented. The Authorization header
+ * wins over the cookie. Refused credentials throw an ApiError. Shared by the HTTP middleware and the
+ * WebSocket handshake.
+ */
+export async function authenticate(auth: AuthService, basicEnabled: boolean, c: PresentedCredentials): Promise<Authentication | undefined> {
+  if (c.authorization !== '') return fromAuthorizationHeader(auth, c.authorization, c.ip, basicEnabled);
+  if (!c.sessionCookie) return undefined;
+  const session = await auth.session(c.sessionCookie);
+  if (!session) throw ApiError.unauthenticated('Session expired or invalid');
+  return { user: session.user, method: 'session', sessionIdHash: session.idHash };
 }
 
 /**
@@ -40,18 +60,10 @@ async function fromAuthorizationHeader(ctx: Ctx, auth: AuthService, header: stri
  */
 export function identify(auth: AuthService, basicEnabled: boolean) {
   return async function identifyCaller(ctx: Ctx, next: Next): Promise<void> {
-    const header = ctx.get('authorization');
     try {
-      if (header !== '') {
-        await fromAuthorizationHeader(ctx, auth, header, basicEnabled);
-      } else {
-        const cookie = ctx.cookies.get(SESSION_COOKIE);
-        if (cookie) {
-          const session = await auth.session(cookie);
-          if (session) ctx.state.auth = { user: session.user, method: 'session', sessionIdHash: session.idHash };
-          else ctx.state.authError = ApiError.unauthenticated('Session expired or invalid');
-        }
-      }
+      const credentials = { authorization: ctx.get('authorization'), sessionCookie: ctx.cookies.get(SESSION_COOKIE), ip: ctx.ip };
+      const found = await authenticate(auth, basicEnabled, credentials);
+      if (found) ctx.state.auth = found;
     } catch (err) {
       if (!(err instanceof ApiError) || err.status === 429) throw err;
       ctx.state.authError = err;

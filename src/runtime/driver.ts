@@ -30,6 +30,8 @@ export interface DriverContext {
   fault(message: string): void;
   /** The device answered: back to RUNNING, the episode's event returns to normal. */
   recovered(): void;
+  /** The point's newest stored value as the API shows it (a restarted generator continues from it). */
+  lastValue(point: DataPointRecord): Promise<number | boolean | string | undefined>;
   /** Aborted when the driver is stopped: pending waits and retries should end. */
   readonly signal: AbortSignal;
 }

@@ -131,7 +131,8 @@ const notFound = () => ApiError.notFound('Data point not found');
 
 /** Something that caches points (the point-value service) and must forget a changed one. */
 export interface DataPointListener {
-  pointChanged(point: DataPointRecord): void;
+  /** Created, updated or deleted; awaited before the API answers (the runtime restarts its source). */
+  pointChanged(point: DataPointRecord): Promise<void> | void;
 }
 
 export class DataPointService {
@@ -141,8 +142,8 @@ export class DataPointService {
     this.listeners.push(listener);
   }
 
-  private changed(point: DataPointRecord): void {
-    for (const l of this.listeners) l.pointChanged(point);
+  private async changed(point: DataPointRecord): Promise<void> {
+    for (const l of this.listeners) await l.pointChanged(point);
   }
 
   constructor(
@@ -195,7 +196,7 @@ export class DataPointService {
     if (!ds) throw ApiError.invalid('dataSourceXid', 'Data source not found', OBJECT_TYPE);
     if (!this.sources.mayEdit(user, ds)) throw ApiError.accessDenied();
     const locator = this.checkLocator(ds, input.pointLocator);
-    return this.repo
+    const created = await this.repo
       .insert({
         xid: input.xid ?? generateXid('DP'),
         name: input.name,
@@ -215,6 +216,8 @@ export class DataPointService {
       .catch((err: unknown) => {
         throw translateDuplicateXid(err);
       });
+    await this.changed(created);
+    return created;
   }
 
   async update(user: Principal, xid: string, body: unknown): Promise<DataPointRecord> {
@@ -244,14 +247,14 @@ export class DataPointService {
         throw translateDuplicateXid(err);
       });
     if (!saved) throw notFound();
-    this.changed(existing);
+    await this.changed(existing);
     return saved;
   }
 
   async delete(user: Principal, xid: string): Promise<DataPointRecord> {
     const existing = await this.getForEdit(user, xid);
     await this.repo.delete(existing.id);
-    this.changed(existing);
+    await this.changed(existing);
     return existing;
   }
 

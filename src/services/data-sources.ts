@@ -1,7 +1,7 @@
 // Data sources: validation per model type, permissions, and the rules of create/update/delete.
 import { ApiError } from '../http/errors.js';
 import type { Validator } from '../http/validation.js';
-import { dataSourceResource, type DataSourceRecord, type DataSourceType, type DataSourcesRepository, type UpdatePeriodType } from '../store/metadata/data-sources.js';
+import { dataSourceResource, type DataSourceRecord, type DataSourceState, type DataSourceType, type DataSourcesRepository, type UpdatePeriodType } from '../store/metadata/data-sources.js';
 import { assertPermission, assertSuperadmin, hasPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
 import { generateXid, listQuery, translateDuplicateXid, type ListResult } from './resources.js';
 
@@ -118,8 +118,7 @@ export class DataSourceService {
       .catch((err: unknown) => {
         throw translateDuplicateXid(err);
       });
-    await this.notify((l) => l.sourceSaved(saved));
-    return saved;
+    return this.notifySaved(saved);
   }
 
   async update(user: Principal, xid: string, body: unknown): Promise<DataSourceRecord> {
@@ -141,8 +140,7 @@ export class DataSourceService {
         throw translateDuplicateXid(err);
       });
     if (!saved) throw notFound();
-    await this.notify((l) => l.sourceSaved(saved));
-    return saved;
+    return this.notifySaved(saved);
   }
 
   async setEnabled(user: Principal, xid: string, body: unknown): Promise<DataSourceRecord> {
@@ -150,8 +148,7 @@ export class DataSourceService {
     const { enabled } = this.validator.validate<{ enabled: boolean }>('enable-disable', body);
     const saved = await this.repo.update(existing.id, { enabled });
     if (!saved) throw notFound();
-    await this.notify((l) => l.sourceSaved(saved));
-    return saved;
+    return this.notifySaved(saved);
   }
 
   async delete(user: Principal, xid: string): Promise<DataSourceRecord> {
@@ -160,6 +157,22 @@ export class DataSourceService {
     await this.notify((l) => l.sourceDeleted(existing));
     await this.repo.delete(existing.id);
     return existing;
+  }
+
+  /** Every source (the runtime starts the enabled ones). */
+  async all(): Promise<DataSourceRecord[]> {
+    return [...(await this.repo.findAll('enabled', true)), ...(await this.repo.findAll('enabled', false))];
+  }
+
+  /** Runtime state: written by the data source runtime, not through the API. */
+  setState(id: number, state: DataSourceState, lastError: string | null): Promise<void> {
+    return this.repo.setState(id, state, lastError);
+  }
+
+  /** Tells the listeners (the runtime starts or stops it), then answers with the state that left. */
+  private async notifySaved(saved: DataSourceRecord): Promise<DataSourceRecord> {
+    await this.notify((l) => l.sourceSaved(saved));
+    return (await this.repo.findOne('id', saved.id)) ?? saved;
   }
 
   private async notify(fn: (l: DataSourceListener) => Promise<void> | void): Promise<void> {

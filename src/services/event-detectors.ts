@@ -93,7 +93,20 @@ function detectorConfig(input: EventDetectorInput, point: DataPointRecord): Reco
 
 const notFound = () => ApiError.notFound('Event detector not found');
 
+/** Something that must follow detector changes (the detector runtime). */
+export interface EventDetectorListener {
+  detectorCreated(detector: EventDetectorRecord): void;
+  detectorUpdated(detector: EventDetectorRecord, before: EventDetectorRecord): void;
+  detectorDeleted(detector: EventDetectorRecord): void;
+}
+
 export class EventDetectorService {
+  private readonly listeners: EventDetectorListener[] = [];
+
+  onChange(listener: EventDetectorListener): void {
+    this.listeners.push(listener);
+  }
+
   constructor(
     private readonly repo: EventDetectorsRepository,
     private readonly points: DataPointService,
@@ -121,7 +134,7 @@ export class EventDetectorService {
     const input = this.validator.validate<EventDetectorInput>('event-detector', body);
     const point = await this.editablePoint(user, input.dataPointXid);
     const config = detectorConfig(input, point);
-    return this.repo
+    const created = await this.repo
       .insert({
         xid: input.xid ?? generateXid('ED'),
         name: input.name ?? '',
@@ -135,6 +148,8 @@ export class EventDetectorService {
       .catch((err: unknown) => {
         throw translateDuplicateXid(err);
       });
+    for (const l of this.listeners) l.detectorCreated(created);
+    return created;
   }
 
   async update(user: Principal, xid: string, body: unknown): Promise<EventDetectorRecord> {
@@ -163,12 +178,14 @@ export class EventDetectorService {
         throw translateDuplicateXid(err);
       });
     if (!saved) throw notFound();
+    for (const l of this.listeners) l.detectorUpdated(saved, existing);
     return saved;
   }
 
   async delete(user: Principal, xid: string): Promise<EventDetectorRecord> {
     const existing = await this.getForEdit(user, xid);
     await this.repo.delete(existing.id);
+    for (const l of this.listeners) l.detectorDeleted(existing);
     return existing;
   }
 

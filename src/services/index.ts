@@ -1,4 +1,5 @@
 // The services one running instance is made of, built once and handed to the routers.
+import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { RateLimiter } from '../http/rate-limit.js';
 import { Validator } from '../http/validation.js';
@@ -10,10 +11,17 @@ import { SessionsRepository } from '../store/metadata/sessions.js';
 import { SettingsRepository } from '../store/metadata/settings.js';
 import { UsersRepository } from '../store/metadata/users.js';
 import { openValueStore } from '../store/values/open.js';
+import { DataSourceRuntime } from '../runtime/data-sources.js';
+import { createModbusDriver } from '../runtime/modbus.js';
+import { createMqttDriver } from '../runtime/mqtt.js';
+import { createVirtualDriver } from '../runtime/virtual.js';
+import { DetectorRuntime } from '../runtime/detectors.js';
+import { EventsRepository } from '../store/metadata/events.js';
 import { AuthService } from './auth.js';
 import { DataPointService } from './data-points.js';
 import { DataSourceService } from './data-sources.js';
 import { EventDetectorService } from './event-detectors.js';
+import { EventService } from './events.js';
 import { PointValueService } from './point-values.js';
 import { SessionService } from './sessions.js';
 import { TokenService } from './tokens.js';
@@ -32,11 +40,17 @@ export interface Services {
   dataPoints: DataPointService;
   eventDetectors: EventDetectorService;
   pointValues: PointValueService;
+  /** Runs the enabled data sources; started by the service once everything else is up. */
+  runtime: DataSourceRuntime;
+  /** Events (alarms): raised by detectors and sources, listed and acknowledged through the API. */
+  events: EventService;
+  /** Evaluates the event detectors of live points on every live value. */
+  detectors: DetectorRuntime;
   /** Drains the write buffer and closes the stores. */
   close(): Promise<void>;
 }
 
-export async function createServices(config: Config, db: MetadataDb): Promise<Services> {
+export async function createServices(config: Config, db: MetadataDb, log: Logger): Promise<Services> {
   const validator = new Validator();
   const rateLimiter = new RateLimiter(config.rateLimit);
   const users = new UserService(new UsersRepository(db), validator);
@@ -64,6 +78,21 @@ export async function createServices(config: Config, db: MetadataDb): Promise<Se
       for (const p of await dataPoints.forSource(ds.id)) pointValues.forgetPoint(p);
     },
   });
+  const events = new EventService(new EventsRepository(db), dataPoints, dataSources);
+  const runtime = new DataSourceRuntime({
+    sources: dataSources,
+    points: dataPoints,
+    values: pointValues,
+    events,
+    drivers: { VIRTUAL: createVirtualDriver, MODBUS_IP: createModbusDriver, MQTT_CLIENT: createMqttDriver },
+    log,
+  });
+  // Saving a source (or one of its points) restarts it; the API answers once it has (re)started.
+  dataSources.onChange({ sourceSaved: (ds) => runtime.sourceSaved(ds), sourceDeleted: (ds) => runtime.sourceDeleted(ds) });
+  dataPoints.onChange({ pointChanged: (p) => runtime.pointChanged(p) });
+  pointValues.setDeviceWriter((point, value) => runtime.write(point, value));
+  const detectors = new DetectorRuntime({ events, detectors: eventDetectors, points: dataPoints, sources: dataSources, bus: pointValues.bus, log });
+  await detectors.start();
   return {
     config,
     db,
@@ -77,7 +106,12 @@ export async function createServices(config: Config, db: MetadataDb): Promise<Se
     dataPoints,
     eventDetectors,
     pointValues,
+    runtime,
+    events,
+    detectors,
     async close() {
+      await detectors.stop();
+      await runtime.stop();
       await pointValues.close();
       await valueStore.close();
     },

@@ -2,6 +2,7 @@
 // latest-value cache and the live bus; and the reads (latest, raw ranges, rollups) with permissions.
 import { LRUCache } from 'lru-cache';
 import { PointValueBus, type LiveValueKind } from '../runtime/bus.js';
+import { DeviceWriteError } from '../runtime/data-sources.js';
 import type { BulkColumns } from '../http/bulk-values.js';
 import { ApiError, validationMessage, type ValidationMessage } from '../http/errors.js';
 import { parseInstant } from '../http/time.js';
@@ -15,6 +16,16 @@ import { assertPermission, hasPermission, type Principal } from './permissions.j
 import { apiValue, coerceValue, type StorableValue } from './point-value-types.js';
 
 export const MAX_LATEST_LIMIT = 10_000;
+
+/** Writes a set value to the point's device first (the data source runtime); rejects when refused. */
+export type DeviceWriter = (point: DataPointRecord, value: number | boolean | string) => Promise<void>;
+
+/** A value a data source produced for one of its points (raw: coerced here by the point's type). */
+export interface SourceValue {
+  point: DataPointRecord;
+  value: unknown;
+  ts?: number;
+}
 
 export interface SetValueResult {
   xid: string;
@@ -33,6 +44,7 @@ export class PointValueService {
   private readonly latestCache: LatestValueCache;
   private readonly buffer: WriteBuffer;
   private readonly pointsByXid = new LRUCache<string, DataPointRecord>({ max: 100_000, ttl: POINT_CACHE_TTL_MS });
+  private deviceWriter: DeviceWriter | undefined;
 
   constructor(
     readonly store: PointValueStore,
@@ -42,6 +54,43 @@ export class PointValueService {
   ) {
     this.latestCache = new LatestValueCache(store, options.latestCachePoints);
     this.buffer = new WriteBuffer(store, options.writeBufferValues);
+  }
+
+  /** Set values go to the device through this before they are stored. */
+  setDeviceWriter(writer: DeviceWriter): void {
+    this.deviceWriter = writer;
+  }
+
+  /**
+   * Values from the data source runtime: coerced by each point's type and written like a bulk
+   * request. Returns a message for each value its point could not take (that value is dropped).
+   */
+  async acceptFromSource(values: readonly SourceValue[]): Promise<string[]> {
+    const rejected: string[] = [];
+    const batch = emptyBatch(values.length);
+    const points = new Map<number, DataPointRecord>();
+    let n = 0;
+    const now = Date.now();
+    for (const { point, value, ts } of values) {
+      const coerced = coerceValue(point.dataType, value);
+      if (typeof coerced === 'string') {
+        rejected.push(`${point.xid}: value ${describe(value)} ${coerced}`);
+        continue;
+      }
+      batch.series[n] = point.id;
+      batch.ts[n] = ts ?? now;
+      setRow(batch, n, coerced);
+      points.set(point.id, point);
+      n++;
+    }
+    batch.length = n;
+    if (n > 0) await this.write(batch, points, 'UPDATE');
+    return rejected;
+  }
+
+  async lastValue(point: DataPointRecord): Promise<number | boolean | string | undefined> {
+    const [newest] = await this.latestCache.latest(point.id, 1);
+    return (newest && apiValue(point.dataType, newest)) ?? undefined;
   }
 
   /** A point changed or disappeared: forget what was cached about it. */
@@ -93,6 +142,7 @@ export class PointValueService {
     if (typeof coerced === 'string') problems.push(validationMessage('value', coerced));
     if (problems.length > 0 || coerced === undefined || typeof coerced === 'string' || ts === undefined) throw ApiError.validation(problems);
 
+    if (this.deviceWriter) await this.writeToDevice(point, coerced);
     const batch = emptyBatch(1);
     batch.series[0] = point.id;
     batch.ts[0] = ts;
@@ -198,6 +248,18 @@ export class PointValueService {
     return deleted;
   }
 
+  /** The device must accept a set value before it is stored: a refusal is a 502 (5000). */
+  private async writeToDevice(point: DataPointRecord, coerced: StorableValue): Promise<void> {
+    const value = apiValue(point.dataType, { ts: 0, value: Number.isNaN(coerced.value) ? null : coerced.value, text: coerced.text, annotation: null });
+    try {
+      await this.deviceWriter!(point, value ?? '');
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : 'unknown error';
+      if (err instanceof DeviceWriteError && err.reason === 'value') throw ApiError.invalid('value', reason);
+      throw new ApiError(502, 'GENERIC_500', `Device write failed: ${reason}`);
+    }
+  }
+
   /** Drains the write buffer. */
   close(): Promise<void> {
     return this.buffer.close();
@@ -238,6 +300,12 @@ export class PointValueService {
       }
     }
   }
+}
+
+/** A raw value in a fault message: short, printable. */
+function describe(value: unknown): string {
+  const text = typeof value === 'string' ? JSON.stringify(value) : String(value);
+  return text.length > 40 ? `${text.slice(0, 37)}...` : text;
 }
 
 function emptyBatch(n: number): ValueBatch {

@@ -60,7 +60,15 @@ export class TokenService {
   // (signature and claims only: the user's token version is still checked on every request).
   private readonly verified = new LRUCache<string, VerifiedToken & { kid: string }>({ max: 10_000, ttl: VERIFIED_TTL_MS });
 
+  private readonly resetListeners = new Set<() => void>();
+
   constructor(private readonly settings: SettingsRepository) {}
+
+  /** Told when resetKeys() made every token invalid (live connections close); returns the unsubscriber. */
+  onKeysReset(listener: () => void): () => void {
+    this.resetListeners.add(listener);
+    return () => this.resetListeners.delete(listener);
+  }
 
   async init(): Promise<void> {
     const stored = await this.settings.putIfAbsent(KEY_SETTING, await newStoredKey());
@@ -122,6 +130,13 @@ export class TokenService {
     await this.settings.put(KEY_SETTING, stored);
     this.key = await load(stored);
     this.verified.clear();
+    for (const l of this.resetListeners) {
+      try {
+        l();
+      } catch {
+        // listeners report their own failures
+      }
+    }
   }
 
   /** Another instance may have reset the keys: look at the stored key now and then. */

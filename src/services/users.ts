@@ -63,6 +63,16 @@ export interface CredentialListener {
   credentialsChanged(user: UserRecord, keepSessionIdHash?: string): Promise<void>;
 }
 
+/**
+ * What live connections (WebSockets) hear about a user: `changed` when it was deleted, disabled,
+ * renamed or its password or permissions changed; `tokensRevoked` when its JWTs were revoked.
+ */
+export type UserEvent = 'changed' | 'tokensRevoked';
+export type UserEventListener = (userId: number, event: UserEvent) => void;
+
+/** Fields whose change ends what the user had open (Mango's USER_UPDATED). */
+const CHANGE_ENDS_CONNECTIONS = ['disabled', 'username', 'passwordHash', 'permissions'] as const;
+
 export interface Actor extends Principal {
   id: number;
   sessionIdHash?: string;
@@ -76,6 +86,7 @@ export class UserService {
   private readonly byId = new LRUCache<number, UserRecord>({ max: 10_000, ttl: CACHE_TTL_MS });
   private readonly idByUsername = new LRUCache<string, number>({ max: 10_000, ttl: CACHE_TTL_MS });
   private readonly listeners: CredentialListener[] = [];
+  private readonly eventListeners = new Set<UserEventListener>();
 
   constructor(
     private readonly repo: UsersRepository,
@@ -84,6 +95,23 @@ export class UserService {
 
   onCredentialsChanged(listener: CredentialListener): void {
     this.listeners.push(listener);
+  }
+
+  /** Returns the function that unsubscribes. */
+  onUserEvent(listener: UserEventListener): () => void {
+    this.eventListeners.add(listener);
+    return () => this.eventListeners.delete(listener);
+  }
+
+  /** Listeners are synchronous and must not stop the change that told them. */
+  private emit(userId: number, event: UserEvent): void {
+    for (const l of this.eventListeners) {
+      try {
+        l(userId, event);
+      } catch {
+        // listeners report their own failures
+      }
+    }
   }
 
   /** Creates the default admin when the store holds no user at all. */
@@ -174,6 +202,7 @@ export class UserService {
     });
     if (!updated) throw ApiError.notFound('User not found');
     this.forget(existing);
+    if (CHANGE_ENDS_CONNECTIONS.some((key) => changes[key] !== undefined)) this.emit(existing.id, 'changed');
     if (changes.passwordHash !== undefined || changes.permissions !== undefined) {
       const keep = self ? actor.sessionIdHash : undefined;
       for (const l of this.listeners) await l.credentialsChanged(updated, keep);
@@ -188,6 +217,7 @@ export class UserService {
     if (existing.id === actor.id) throw ApiError.accessDenied('Access denied: you cannot delete your own account');
     await this.repo.delete(existing.id);
     this.forget(existing);
+    this.emit(existing.id, 'changed');
     return existing;
   }
 
@@ -195,6 +225,7 @@ export class UserService {
   async revokeTokens(user: UserRecord): Promise<void> {
     await this.repo.incrementTokenVersion(user.id);
     this.forget(user);
+    this.emit(user.id, 'tokensRevoked');
   }
 
   /** Sets a new password for a user whose password expired, after the caller proved the old one. */
@@ -203,6 +234,7 @@ export class UserService {
     const updated = await this.repo.update(user.id, { passwordHash: await hashPassword(newPassword) });
     this.forget(user);
     if (!updated) throw ApiError.notFound('User not found');
+    this.emit(user.id, 'changed');
     for (const l of this.listeners) await l.credentialsChanged(updated);
     return updated;
   }

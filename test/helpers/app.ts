@@ -7,6 +7,8 @@ export interface TestApp {
   url: string;
   config: Config;
   service: RunningService;
+  /** Stops the service and starts it again on the same data (a new port); url and service follow. */
+  restart(): Promise<TestApp>;
   stop(): Promise<void>;
 }
 
@@ -25,15 +27,22 @@ export async function startTestApp(engine: MetadataEngine = 'pglite', env: Recor
     ...(schema ? { DATABASE_URL: testDatabaseUrl, DATABASE_SCHEMA: schema } : {}),
     ...env,
   });
-  const service = await startService(config);
-  return {
-    url: service.url,
+  const app: TestApp = {
+    url: '',
     config,
-    service,
+    service: await startService(config),
+    async restart() {
+      await app.service.stop();
+      app.service = await startService(config);
+      app.url = app.service.url;
+      return app;
+    },
     async stop() {
-      await service.stop();
+      await app.service.stop();
       if (schema) await dropSchema(schema);
       await removeDir(dataDir);
     },
   };
+  app.url = app.service.url;
+  return app;
 }

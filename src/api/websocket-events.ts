@@ -1,0 +1,85 @@
+// /websocket/events: pushes every raise, acknowledgement and return to normal of the events the
+// socket's user may read. One EventService listener for the whole server (only while a socket is
+// open); each event is serialised once, and read permission is decided once per user, not per socket.
+// The socket takes no messages: what a client sends is ignored (Mango clients send filters).
+import type { Logger } from 'pino';
+import { eventView, type EventAction, type EventRecord } from '../services/events.js';
+import type { Services } from '../services/index.js';
+import type { UserRecord } from '../store/metadata/users.js';
+import type { Channel } from './websocket-channel.js';
+import type { Connection } from './websocket-connection.js';
+
+// Events wait here while permissions are checked; a backlog this long means the store is stuck.
+const MAX_QUEUED_EVENTS = 10_000;
+
+interface QueuedEvent {
+  action: EventAction;
+  event: EventRecord;
+}
+
+export class EventChannel implements Channel {
+  private readonly sockets = new Set<Connection>();
+  private readonly queue: QueuedEvent[] = [];
+  private draining = false;
+  private off: (() => void) | undefined;
+
+  constructor(
+    private readonly s: Services,
+    private readonly log: Logger,
+  ) {}
+
+  open(conn: Connection): void {
+    this.sockets.add(conn);
+    this.off ??= this.s.events.subscribe((action, event) => this.enqueue({ action, event }));
+    conn.onRelease(() => {
+      this.sockets.delete(conn);
+      if (this.sockets.size > 0) return;
+      this.off?.();
+      this.off = undefined;
+    });
+  }
+
+  close(): void {
+    this.off?.();
+    this.off = undefined;
+    this.queue.length = 0;
+  }
+
+  private enqueue(item: QueuedEvent): void {
+    if (this.queue.length >= MAX_QUEUED_EVENTS) {
+      this.queue.shift();
+      this.log.warn('websocket: event backlog full, dropping the oldest event');
+    }
+    this.queue.push(item);
+    if (!this.draining) void this.drain();
+  }
+
+  /** One event at a time, so each socket sees an event's actions in the order they happened. */
+  private async drain(): Promise<void> {
+    this.draining = true;
+    try {
+      for (let item = this.queue.shift(); item; item = this.queue.shift()) {
+        await this.deliver(item).catch((err: unknown) => this.log.warn({ err, eventId: item?.event.id }, 'websocket: event delivery failed'));
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private async deliver({ action, event }: QueuedEvent): Promise<void> {
+    const byUser = new Map<number, { user: UserRecord; sockets: Connection[] }>();
+    for (const conn of this.sockets) {
+      const entry = byUser.get(conn.auth.user.id) ?? { user: conn.auth.user, sockets: [] };
+      entry.sockets.push(conn);
+      byUser.set(conn.auth.user.id, entry);
+    }
+    let text: string | undefined;
+    await Promise.all(
+      [...byUser.values()].map(async ({ user, sockets }) => {
+        if (!(await this.s.events.mayRead(user, event))) return;
+        text ??= JSON.stringify({ status: 'OK', payload: { action, event: eventView(event) } });
+        for (const conn of sockets) conn.send(text);
+      }),
+    );
+  }
+}

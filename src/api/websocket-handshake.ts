@@ -1,0 +1,118 @@
+// The WebSocket handshake: who is connecting (the HTTP rules: session cookie, Bearer JWT, Basic),
+// whether a cookie-authenticated browser page may connect from where it runs, and how a refused
+// upgrade is answered (an HTTP response with the service's error body, never a crash).
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { STATUS_CODES } from 'node:http';
+import { authenticate, SESSION_COOKIE } from '../http/auth.js';
+import { ApiError, errorBody } from '../http/errors.js';
+import { TokenBuckets } from '../http/rate-limit.js';
+import type { AuthMethod } from '../http/state.js';
+import type { Services } from '../services/index.js';
+import type { UserRecord } from '../store/metadata/users.js';
+
+/** Who a socket belongs to, and what must be checked again while it stays open. */
+export interface SocketAuth {
+  user: UserRecord;
+  method: AuthMethod;
+  /** method 'session': the cookie value, to notice when the session ends. */
+  sessionCookie?: string;
+  /** method 'token': the JWT and its expiry (epoch ms). */
+  token?: string;
+  tokenExpiry?: number;
+}
+
+/** The client address as Koa reports it (the first X-Forwarded-For entry behind a trusted proxy). */
+function clientIp(req: IncomingMessage, trustProxy: boolean): string {
+  const forwarded = trustProxy ? header(req, 'x-forwarded-for').split(',')[0]!.trim() : '';
+  return forwarded || req.socket.remoteAddress || '';
+}
+
+function header(req: IncomingMessage, name: string): string {
+  const value = req.headers[name];
+  return (Array.isArray(value) ? value[0] : value) ?? '';
+}
+
+function cookie(req: IncomingMessage, name: string): string | undefined {
+  for (const part of header(req, 'cookie').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/**
+ * Cross-site WebSocket hijacking: browsers attach cookies to a WebSocket handshake whatever page
+ * opens it, and the same-origin policy does not apply to WebSockets. A cookie-authenticated
+ * handshake is therefore accepted only when its Origin names this host (or is absent: only
+ * browsers send cookies on their own, and they always send Origin). Bearer and Basic credentials
+ * are never attached by a browser on its own, so they need no such check.
+ */
+function assertSameOrigin(req: IncomingMessage, trustProxy: boolean): void {
+  const origin = header(req, 'origin');
+  if (origin === '') return;
+  const forwardedHost = trustProxy ? header(req, 'x-forwarded-host').split(',')[0]!.trim() : '';
+  const host = (forwardedHost || header(req, 'host')).toLowerCase();
+  let originHost: string;
+  try {
+    originHost = new URL(origin).host.toLowerCase();
+  } catch {
+    originHost = '';
+  }
+  if (originHost === '' || originHost !== host) throw ApiError.accessDenied('Access denied: cross-origin WebSocket requests cannot use the session cookie');
+}
+
+function tooManyAttempts(seconds: number): ApiError {
+  return new ApiError(429, 'IP_RATE_LIMITED', `Too many requests from this address; retry in ${seconds} seconds`, undefined, { 'Retry-After': String(seconds) });
+}
+
+export class Handshake {
+  // Upgrades that end without a user count like anonymous HTTP requests (same limits, own buckets).
+  private readonly refused: TokenBuckets | undefined;
+
+  constructor(private readonly s: Services) {
+    this.refused = s.config.rateLimit.enabled ? new TokenBuckets(s.config.rateLimit.anonymous) : undefined;
+  }
+
+  /** The socket's owner; throws an ApiError (401, 403, 429) when the upgrade must be refused. */
+  async authenticate(req: IncomingMessage): Promise<SocketAuth> {
+    const { trustProxy, basicAuthEnabled } = this.s.config;
+    const ip = clientIp(req, trustProxy);
+    // A client that keeps failing is refused before its credentials cost a signature check.
+    const wait = this.refused?.peek(ip) ?? 0;
+    if (wait > 0) throw tooManyAttempts(wait);
+    const credentials = { authorization: header(req, 'authorization'), sessionCookie: cookie(req, SESSION_COOKIE), ip };
+    try {
+      if (credentials.authorization === '' && credentials.sessionCookie) assertSameOrigin(req, trustProxy);
+      const found = await authenticate(this.s.auth, basicAuthEnabled, credentials);
+      if (!found) throw ApiError.unauthenticated();
+      const auth: SocketAuth = { user: found.user, method: found.method };
+      if (found.method === 'session') auth.sessionCookie = credentials.sessionCookie;
+      if (found.method === 'token') {
+        auth.token = credentials.authorization.slice(credentials.authorization.indexOf(' ') + 1).trim();
+        auth.tokenExpiry = (await this.s.tokens.verify(auth.token)).expiry;
+      }
+      return auth;
+    } catch (err) {
+      if (err instanceof ApiError && err.status !== 429 && this.refused) {
+        const limited = this.refused.take(ip);
+        if (limited > 0) throw tooManyAttempts(limited);
+      }
+      throw err;
+    }
+  }
+}
+
+/** Answers a refused upgrade with an HTTP response carrying the service's error body. */
+export function refuseUpgrade(socket: Duplex, err: ApiError): void {
+  if (socket.destroyed) return;
+  const body = JSON.stringify(errorBody(err));
+  const headers = [
+    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? 'Error'}`,
+    'Connection: close',
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    ...Object.entries(err.headers ?? {}).map(([name, value]) => `${name}: ${value}`),
+  ];
+  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
+}

@@ -1,0 +1,139 @@
+// The WebSocket endpoints on the service's HTTP server: the upgrade (path, handshake
+// authentication, refusal as an HTTP error), the heartbeat, and closing every socket on stop.
+//   /rest/latest/websocket/point-value   live point values (websocket-point-values.ts)
+//   /rest/latest/websocket/events        events (websocket-events.ts)
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from 'pino';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { API_PREFIX } from '../http/auth.js';
+import { ApiError } from '../http/errors.js';
+import type { Services } from '../services/index.js';
+import type { Channel } from './websocket-channel.js';
+import { CloseCode, Connection, type ConnectionLimits } from './websocket-connection.js';
+import { CredentialWatch } from './websocket-credentials.js';
+import { EventChannel } from './websocket-events.js';
+import { Handshake, refuseUpgrade, type SocketAuth } from './websocket-handshake.js';
+import { PointValueChannel, type PointValueLimits } from './websocket-point-values.js';
+
+export interface WebSocketOptions extends ConnectionLimits, PointValueLimits {
+  /** Pings every this often; a socket that has not answered the previous ping is cut. */
+  pingIntervalMs: number;
+  /** The largest message a client may send (subscriptions are small). */
+  maxPayloadBytes: number;
+}
+
+export const DEFAULT_WEBSOCKET_OPTIONS: WebSocketOptions = {
+  pingIntervalMs: 10_000,
+  maxBufferedBytes: 1024 * 1024,
+  maxPendingMessages: 100,
+  closeGraceMs: 5_000,
+  maxSubscriptions: 1_000,
+  maxPayloadBytes: 64 * 1024,
+};
+
+/** Builds the channel of one endpoint. */
+export type ChannelFactory = (s: Services, log: Logger, options: WebSocketOptions) => Channel;
+
+export const WEBSOCKET_CHANNELS: Record<string, ChannelFactory> = {
+  'point-value': (s, log, options) => new PointValueChannel(s, log, options),
+  events: (s, log) => new EventChannel(s, log),
+};
+
+const internalError = () => new ApiError(500, 'GENERIC_500', 'Internal server error');
+
+export class WebSocketHub {
+  private readonly wss: WebSocketServer;
+  private readonly handshake: Handshake;
+  private readonly credentials: CredentialWatch;
+  private readonly channels = new Map<string, Channel>();
+  private readonly connections = new Set<Connection>();
+  private readonly heartbeatTimer: NodeJS.Timeout;
+  private stopping = false;
+
+  constructor(
+    private readonly s: Services,
+    private readonly log: Logger,
+    readonly options: WebSocketOptions = DEFAULT_WEBSOCKET_OPTIONS,
+    channels: Record<string, ChannelFactory> = WEBSOCKET_CHANNELS,
+  ) {
+    // Compression would cost a deflate per socket for each message serialised once for all.
+    this.wss = new WebSocketServer({ noServer: true, clientTracking: false, perMessageDeflate: false, maxPayload: options.maxPayloadBytes });
+    this.handshake = new Handshake(s);
+    this.credentials = new CredentialWatch(s);
+    for (const [name, factory] of Object.entries(channels)) this.channels.set(`${API_PREFIX}/websocket/${name}`, factory(s, log, options));
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), options.pingIntervalMs);
+    this.heartbeatTimer.unref();
+  }
+
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  channel(name: string): Channel | undefined {
+    return this.channels.get(`${API_PREFIX}/websocket/${name}`);
+  }
+
+  /** The HTTP server's 'upgrade' event. Never throws: a refused upgrade gets an HTTP error response. */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => socket.destroy()); // a client gone mid-handshake is not our failure
+    this.accept(req, socket, head).catch((err: unknown) => {
+      if (!(err instanceof ApiError)) this.log.error({ err, path: req.url }, 'websocket: upgrade failed');
+      refuseUpgrade(socket, err instanceof ApiError ? err : internalError());
+    });
+  }
+
+  /** One heartbeat: pings every socket (cutting those that did not answer the last) and rechecks credentials. */
+  async heartbeat(): Promise<void> {
+    for (const conn of [...this.connections]) conn.ping();
+    await this.credentials.sweep(this.connections).catch((err: unknown) => this.log.warn({ err }, 'websocket: credential sweep failed'));
+  }
+
+  /** Closes every socket (1001), cutting those that do not finish the closing handshake in time. */
+  async close(): Promise<void> {
+    this.stopping = true;
+    clearInterval(this.heartbeatTimer);
+    const open = [...this.connections];
+    const closing = open.map(
+      (conn) =>
+        new Promise<void>((resolve) => {
+          conn.ws.once('close', () => resolve());
+          conn.close(CloseCode.GOING_AWAY);
+        }),
+    );
+    const grace = new Promise<void>((resolve) => setTimeout(resolve, Math.min(1_000, this.options.closeGraceMs)).unref());
+    await Promise.race([Promise.all(closing), grace]);
+    for (const conn of open) conn.terminate();
+    for (const channel of this.channels.values()) channel.close();
+    this.credentials.close();
+    this.wss.close();
+  }
+
+  private async accept(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '').toLowerCase();
+    const channel = this.channels.get(path);
+    if (!channel) throw ApiError.notFound();
+    if (this.stopping) throw new ApiError(503, 'GENERIC_500', 'Service stopping');
+    const auth = await this.handshake.authenticate(req);
+    if (socket.destroyed || this.stopping) {
+      socket.destroy();
+      return;
+    }
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.open(ws, channel, auth));
+  }
+
+  private open(ws: WebSocket, channel: Channel, auth: SocketAuth): void {
+    const conn = new Connection(ws, auth, this.options);
+    this.connections.add(conn);
+    conn.onRelease(() => this.connections.delete(conn));
+    this.credentials.add(conn);
+    channel.open(conn);
+  }
+}
+
+/** Serves the WebSocket endpoints on the server; other upgrade paths are refused with 404. */
+export function attachWebSockets(server: Server, s: Services, log: Logger, options?: WebSocketOptions): WebSocketHub {
+  const hub = new WebSocketHub(s, log, options);
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => hub.upgrade(req, socket, head));
+  return hub;
+}

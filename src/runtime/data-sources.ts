@@ -1,0 +1,212 @@
+// The data source runtime: one running driver per enabled data source. Saving a source (create,
+// update, enable-disable) or changing one of its points restarts it cleanly; disabling or deleting
+// stops it. Starts and stops of one source are serialised, so a burst of edits ends in the state of
+// the last one. Drivers report device faults through their context: the source's state becomes
+// ERROR with lastError (stored, so every instance's API shows it) and one DATA_SOURCE event is
+// raised per fault episode; the first good poll after it returns the source to RUNNING and the event
+// to normal. lastError keeps the last fault's text after recovery, for diagnosis.
+import type { Logger } from 'pino';
+import type { DataPointRecord } from '../store/metadata/data-points.js';
+import type { DataSourceRecord, DataSourceState, DataSourceType } from '../store/metadata/data-sources.js';
+import { periodMs, type DriverContext, type DriverFactory, type ProducedValue, type SourceDriver } from './driver.js';
+
+/** What the runtime needs of the services (kept narrow: the runtime sees no HTTP and no SQL). */
+export interface RuntimeSources {
+  all(): Promise<DataSourceRecord[]>;
+  findById(id: number): Promise<DataSourceRecord | undefined>;
+  setState(id: number, state: DataSourceState, lastError: string | null): Promise<void>;
+}
+
+export interface RuntimePoints {
+  forSource(sourceId: number): Promise<DataPointRecord[]>;
+}
+
+export interface RuntimeValues {
+  /** Stores produced values; returns a message per value its point's type could not take. */
+  acceptFromSource(values: readonly ProducedValue[]): Promise<string[]>;
+  /** The point's newest value as the API shows it. */
+  lastValue(point: DataPointRecord): Promise<number | boolean | string | undefined>;
+}
+
+/** DATA_SOURCE events (the event service implements these). */
+export interface SourceEvents {
+  sourceFault(source: DataSourceRecord, message: string): Promise<void>;
+  sourceRecovered(source: DataSourceRecord): Promise<void>;
+  sourceDisabled(source: DataSourceRecord): Promise<void>;
+}
+
+export interface DataSourceRuntimeOptions {
+  sources: RuntimeSources;
+  points: RuntimePoints;
+  values: RuntimeValues;
+  events?: SourceEvents;
+  drivers: Partial<Record<DataSourceType, DriverFactory>>;
+  log: Logger;
+}
+
+/**
+ * A set value that did not reach the device. reason `value`:  the value cannot be written there (type or
+ * range: the caller's mistake), `device` when the device or the connection failed.
+ */
+export class DeviceWriteError extends Error {
+  override readonly name = 'DeviceWriteError';
+
+  constructor(
+    message: string,
+    readonly reason: 'value' | 'device' = 'device',
+  ) {
+    super(message);
+  }
+}
+
+class RunningSource {
+  readonly controller = new AbortController();
+  driver: SourceDriver | undefined;
+  faulted = false;
+  lastError: string | null = null;
+
+  constructor(readonly source: DataSourceRecord) {}
+}
+
+export class DataSourceRuntime {
+  private readonly running = new Map<number, RunningSource>();
+  /** Per source: the tail of its queued starts and stops. */
+  private readonly queues = new Map<number, Promise<void>>();
+  private stopped = false;
+
+  constructor(private readonly o: DataSourceRuntimeOptions) {}
+
+  /** Starts every enabled source; marks the others STOPPED (a crash may have left them RUNNING). */
+  async start(): Promise<void> {
+    await Promise.all((await this.o.sources.all()).map((ds) => this.enqueue(ds.id, () => this.restartNow(ds, false))));
+  }
+
+  /** Stops every source; nothing is published after it resolves. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await Promise.all([...this.queues.values()]);
+    await Promise.all([...this.running.keys()].map((id) => this.stopNow(id)));
+  }
+
+  sourceSaved(ds: DataSourceRecord): Promise<void> {
+    return this.enqueue(ds.id, () => this.restartNow(ds, true));
+  }
+
+  sourceDeleted(ds: DataSourceRecord): Promise<void> {
+    return this.enqueue(ds.id, async () => {
+      await this.stopNow(ds.id);
+      await this.o.events?.sourceDisabled(ds);
+    });
+  }
+
+  /** A point was created, changed or deleted: its source restarts with the new point list. */
+  pointChanged(point: Pick<DataPointRecord, 'dataSourceId'>): Promise<void> {
+    return this.enqueue(point.dataSourceId, async () => {
+      const ds = await this.o.sources.findById(point.dataSourceId);
+      if (ds) await this.restartNow(ds, false);
+    });
+  }
+
+  /**
+   * Writes a set value through the point's source to its device. Resolves when the device accepted
+   * it (at once for sources without a device); rejects with DeviceWriteError otherwise.
+   */
+  async write(point: DataPointRecord, value: number | boolean | string): Promise<void> {
+    await this.queues.get(point.dataSourceId); // a restart in progress: write to the new driver
+    const r = this.running.get(point.dataSourceId);
+    if (!r?.driver) throw new DeviceWriteError('Data source is not running');
+    if (!r.driver.write) return;
+    try {
+      await r.driver.write(point, value);
+    } catch (err) {
+      const refusedValue = err instanceof TypeError || err instanceof RangeError;
+      throw new DeviceWriteError(err instanceof Error ? err.message : String(err), refusedValue ? 'value' : 'device');
+    }
+  }
+
+  private enqueue(sourceId: number, task: () => Promise<void>): Promise<void> {
+    const run = (this.queues.get(sourceId) ?? Promise.resolve()).then(task).catch((err: unknown) => {
+      this.o.log.error({ err, sourceId }, 'data source runtime: start or stop failed');
+    });
+    this.queues.set(sourceId, run);
+    void run.then(() => {
+      if (this.queues.get(sourceId) === run) this.queues.delete(sourceId);
+    });
+    return run;
+  }
+
+  /** `edited`: the user saved the source (a disabled one then has its events returned to normal). */
+  private async restartNow(ds: DataSourceRecord, edited: boolean): Promise<void> {
+    await this.stopNow(ds.id);
+    const factory = this.o.drivers[ds.modelType];
+    if (!ds.enabled || this.stopped || !factory) {
+      if (!this.stopped) await this.o.sources.setState(ds.id, 'STOPPED', ds.enabled && !factory ? `No driver for ${ds.modelType}` : null);
+      if (!ds.enabled && edited) await this.o.events?.sourceDisabled(ds);
+      return;
+    }
+    const r = new RunningSource(ds);
+    const points = (await this.o.points.forSource(ds.id)).filter((p) => p.enabled);
+    this.running.set(ds.id, r);
+    await this.o.sources.setState(ds.id, 'RUNNING', ds.lastError);
+    r.driver = factory(this.contextFor(r, points));
+    await r.driver.start();
+  }
+
+  private async stopNow(sourceId: number): Promise<void> {
+    const r = this.running.get(sourceId);
+    if (!r) return;
+    this.running.delete(sourceId);
+    r.controller.abort();
+    await r.driver?.stop().catch((err: unknown) => this.o.log.warn({ err, sourceId }, 'data source driver failed to stop cleanly'));
+  }
+
+  private contextFor(r: RunningSource, points: readonly DataPointRecord[]): DriverContext {
+    const { o } = this;
+    const live = () => !r.controller.signal.aborted;
+    const fault = (message: string) => {
+      if (!live() || (r.faulted && r.lastError === message)) return;
+      const firstOfEpisode = !r.faulted;
+      r.faulted = true;
+      r.lastError = message;
+      o.log.warn({ source: r.source.xid, error: message }, 'data source fault');
+      void this.report(r, async () => {
+        await o.sources.setState(r.source.id, 'ERROR', message);
+        if (firstOfEpisode) await o.events?.sourceFault(r.source, message);
+      });
+    };
+    return {
+      source: r.source,
+      points,
+      periodMs: periodMs(r.source),
+      signal: r.controller.signal,
+      lastValue: (point) => o.values.lastValue(point),
+      async publish(values) {
+        if (!live() || values.length === 0) return;
+        try {
+          const rejected = await o.values.acceptFromSource(values);
+          if (rejected.length > 0) fault(rejected.length === 1 ? rejected[0]! : `${rejected[0]} (and ${rejected.length - 1} more)`);
+        } catch (err) {
+          o.log.error({ err, source: r.source.xid }, 'storing values from a data source failed');
+          fault('Storing values failed');
+        }
+      },
+      fault,
+      recovered: () => {
+        if (!live() || !r.faulted) return;
+        r.faulted = false;
+        o.log.info({ source: r.source.xid }, 'data source recovered');
+        void this.report(r, async () => {
+          await o.sources.setState(r.source.id, 'RUNNING', r.lastError);
+          await o.events?.sourceRecovered(r.source);
+        });
+      },
+    };
+  }
+
+  /** State and event updates run in the source's queue, in order, and never throw at the driver. */
+  private report(r: RunningSource, update: () => Promise<void>): Promise<void> {
+    return this.enqueue(r.source.id, async () => {
+      if (this.running.get(r.source.id) === r) await update();
+    });
+  }
+}

@@ -1,0 +1,346 @@
+// The event detector runtime: watches the live values of live points (point and source enabled)
+// and raises and returns to normal their detectors' events, one event per crossing.
+//
+// State per detector: `inAlarm` (an episode is open: its event raised and its condition not yet
+// seen to end), restored at start from the open episodes in the database so that a restart raises
+// no duplicates (a unique index makes a duplicate raise a no-op anyway). Decisions are taken
+// synchronously as values arrive; the database writes they cause run one at a time, in order.
+//
+// rtnApplicable false: such an event cannot end by itself, so it stays active until someone
+// acknowledges it (an operator's "active alarms" view keeps showing it); the detector still
+// re-arms when the condition ends, and the next crossing raises a new event.
+//
+// durationMs: the condition must hold for that long (wall clock, or value timestamps as far apart)
+// before the event is raised; a value outside the condition cancels the wait.
+import type { Logger } from 'pino';
+import type { DataPointService } from '../services/data-points.js';
+import type { DataSourceService } from '../services/data-sources.js';
+import type { EventDetectorService } from '../services/event-detectors.js';
+import type { EventService } from '../services/events.js';
+import type { DataPointRecord } from '../store/metadata/data-points.js';
+import type { DataSourceRecord } from '../store/metadata/data-sources.js';
+import type { EventDetectorRecord } from '../store/metadata/event-detectors.js';
+import type { WatchedDetector } from '../store/metadata/events.js';
+import type { StoredValue } from '../store/values/types.js';
+import type { LiveValue, PointValueBus } from './bus.js';
+
+export interface DetectorRuntimeDeps {
+  events: EventService;
+  detectors: EventDetectorService;
+  points: DataPointService;
+  sources: DataSourceService;
+  bus: PointValueBus;
+  log: Pick<Logger, 'error'>;
+}
+
+interface Watch extends WatchedDetector {
+  inAlarm: boolean;
+  /** Value timestamp since which the condition holds while durationMs has not passed yet. */
+  pendingSince?: number;
+  /** The duration wait, or the NO_UPDATE timeout. */
+  timer?: NodeJS.Timeout;
+}
+
+interface Settings {
+  limit?: number;
+  resetLimit?: number;
+  low?: number;
+  high?: number;
+  state?: number | boolean;
+  durationMs?: number;
+  rtnApplicable?: boolean;
+}
+
+const settings = (d: EventDetectorRecord): Settings => d.config as Settings;
+
+/** Does the alarm condition hold for this value? In alarm, limits return only past resetLimit. */
+export function conditionHolds(d: EventDetectorRecord, value: number, inAlarm: boolean): boolean {
+  const s = settings(d);
+  switch (d.detectorType) {
+    case 'HIGH_LIMIT':
+      if (!inAlarm) return value > s.limit!;
+      return s.resetLimit !== undefined ? value >= s.resetLimit : value > s.limit!;
+    case 'LOW_LIMIT':
+      if (!inAlarm) return value < s.limit!;
+      return s.resetLimit !== undefined ? value <= s.resetLimit : value < s.limit!;
+    case 'RANGE':
+      return value < s.low! || value > s.high!;
+    case 'BINARY_STATE':
+      return value === (s.state === true ? 1 : 0);
+    case 'MULTISTATE_STATE':
+      return value === s.state;
+    case 'NO_UPDATE':
+      return false;
+  }
+}
+
+function describe(w: Watch, value: number | undefined): string {
+  const d = w.detector;
+  const s = settings(d);
+  const point = `${w.point.deviceName ? `${w.point.deviceName} - ` : ''}${w.point.name} (${w.point.xid})`;
+  const label = d.name || d.detectorType;
+  const held = s.durationMs && d.detectorType !== 'NO_UPDATE' ? ` for ${s.durationMs} ms` : '';
+  switch (d.detectorType) {
+    case 'HIGH_LIMIT':
+      return `${label}: ${point} is ${value}, above the high limit ${s.limit}${held}`;
+    case 'LOW_LIMIT':
+      return `${label}: ${point} is ${value}, below the low limit ${s.limit}${held}`;
+    case 'RANGE':
+      return `${label}: ${point} is ${value}, outside the range ${s.low} to ${s.high}${held}`;
+    case 'BINARY_STATE':
+    case 'MULTISTATE_STATE':
+      return `${label}: ${point} is in state ${String(s.state)}${held}`;
+    case 'NO_UPDATE':
+      return `${label}: ${point} has had no value for ${s.durationMs} ms`;
+  }
+}
+
+/** Same type, level, settings and point: an edit of the name keeps the detector's state. */
+function sameDefinition(a: EventDetectorRecord, b: EventDetectorRecord): boolean {
+  return a.detectorType === b.detectorType && a.alarmLevel === b.alarmLevel && a.dataPointId === b.dataPointId && JSON.stringify(a.config) === JSON.stringify(b.config);
+}
+
+export class DetectorRuntime {
+  private readonly byId = new Map<number, Watch>();
+  private readonly byPoint = new Map<number, Watch[]>();
+  private queue: Promise<void> = Promise.resolve();
+  private unsubscribe?: () => void;
+  private running = false;
+  private listening = false;
+
+  constructor(private readonly deps: DetectorRuntimeDeps) {}
+
+  /** Loads the detectors of live points with their state and starts following values and changes. */
+  async start(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    this.listen();
+    this.unsubscribe = this.deps.bus.subscribe((v) => this.onValue(v));
+    this.enqueue(() => this.load({}));
+    await this.idle();
+  }
+
+  /** Stops watching: timers cleared, pending writes finished. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.unsubscribe?.();
+    this.unsubscribe = undefined;
+    for (const id of [...this.byId.keys()]) this.unwatch(id);
+    await this.idle();
+  }
+
+  /** Resolves once the event writes decided so far are done. */
+  idle(): Promise<void> {
+    return this.queue;
+  }
+
+  /** How many detectors are watched (live points only). */
+  get watchedCount(): number {
+    return this.byId.size;
+  }
+
+  private enqueue(task: () => Promise<unknown>): void {
+    this.queue = this.queue.then(async () => {
+      await task();
+    }).catch((err: unknown) => this.deps.log.error({ err }, 'event detector task failed'));
+  }
+
+  // ---- following changes --------------------------------------------------------------------
+
+  /** The services keep their listeners for ever: register once, and ignore calls while stopped. */
+  private listen(): void {
+    if (this.listening) return;
+    this.listening = true;
+    const { events, detectors, points, sources } = this.deps;
+    detectors.onChange({
+      detectorCreated: (d) => {
+        if (this.running) this.enqueue(() => this.load({ detectorId: d.id }));
+      },
+      detectorUpdated: (d, before) => {
+        if (this.running) this.detectorUpdated(d, before);
+      },
+      detectorDeleted: (d) => {
+        if (this.running) this.detectorGone(d.id);
+      },
+    });
+    points.onChange({
+      // Awaited by the API: the answer to a point edit comes once its detectors follow it.
+      pointChanged: async (p) => {
+        if (!this.running) return;
+        this.enqueue(() => this.pointChanged(p));
+        await this.idle();
+      },
+    });
+    sources.onChange({
+      sourceSaved: (ds) => (this.running ? this.sourceSaved(ds) : undefined),
+      // Deleting stops the source first: its active events end as when it is disabled.
+      sourceDeleted: (ds) => (this.running ? this.guard(events.sourceDisabled(ds)) : undefined),
+    });
+    events.onSourceDisabled((ds) => this.forgetSource(ds.id));
+  }
+
+  private async guard(work: Promise<void>): Promise<void> {
+    await work.catch((err: unknown) => this.deps.log.error({ err }, 'event detector change failed'));
+  }
+
+  private detectorUpdated(d: EventDetectorRecord, before: EventDetectorRecord): void {
+    const w = this.byId.get(d.id);
+    if (w && sameDefinition(d, before)) {
+      w.detector = d;
+      return;
+    }
+    this.detectorGone(d.id);
+    this.enqueue(() => this.load({ detectorId: d.id }));
+  }
+
+  /** Deleted or redefined: stop watching it; its open episode ends (cause SOURCE_DISABLED). */
+  private detectorGone(id: number): void {
+    this.unwatch(id);
+    this.enqueue(() => this.deps.events.detectorsCleared([id], 'SOURCE_DISABLED'));
+  }
+
+  /** A point was edited, disabled or deleted: reload its detectors; those no longer live end. */
+  private async pointChanged(before: DataPointRecord): Promise<void> {
+    const now = await this.deps.points.findById(before.id);
+    if (now) await this.deps.events.pointRenamed(before.id, before.xid, now.xid);
+    const previous = (this.byPoint.get(before.id) ?? []).map((w) => w.detector.id);
+    for (const id of previous) this.unwatch(id);
+    const loaded = await this.load({ pointId: before.id });
+    const ended = previous.filter((id) => !loaded.has(id));
+    await this.deps.events.detectorsCleared(ended, 'SOURCE_DISABLED');
+  }
+
+  private async sourceSaved(ds: DataSourceRecord): Promise<void> {
+    this.enqueue(() => this.deps.events.sourceRenamed(ds));
+    if (!ds.enabled) return this.guard(this.deps.events.sourceDisabled(ds));
+    this.enqueue(async () => {
+      this.unwatchSource(ds.id);
+      await this.load({ sourceId: ds.id });
+    });
+    await this.idle();
+  }
+
+  /** EventService.sourceDisabled calls this before ending the events: forget the source's points. */
+  private async forgetSource(sourceId: number): Promise<void> {
+    this.unwatchSource(sourceId);
+    await this.idle();
+  }
+
+  private unwatchSource(sourceId: number): void {
+    for (const w of [...this.byId.values()]) if (w.point.dataSourceId === sourceId) this.unwatch(w.detector.id);
+  }
+
+  // ---- watching -----------------------------------------------------------------------------
+
+  /** Watches the live detectors in scope with their state from the database; returns their ids. */
+  private async load(scope: { pointId?: number; sourceId?: number; detectorId?: number }): Promise<Set<number>> {
+    if (!this.running) return new Set();
+    const found = await this.deps.events.watchedDetectors(scope);
+    const open = await this.deps.events.openDetectorIds(found.map((f) => f.detector.id));
+    for (const f of found) this.watch(f, open.has(f.detector.id));
+    return new Set(found.map((f) => f.detector.id));
+  }
+
+  private watch(f: WatchedDetector, inAlarm: boolean): void {
+    if (!this.running) return;
+    this.unwatch(f.detector.id);
+    const w: Watch = { detector: f.detector, point: f.point, inAlarm };
+    this.byId.set(f.detector.id, w);
+    const list = this.byPoint.get(f.point.id) ?? [];
+    list.push(w);
+    this.byPoint.set(f.point.id, list);
+    if (f.detector.detectorType === 'NO_UPDATE' && !inAlarm) this.armNoUpdate(w);
+  }
+
+  private unwatch(id: number): void {
+    const w = this.byId.get(id);
+    if (!w) return;
+    clearTimeout(w.timer);
+    this.byId.delete(id);
+    const rest = (this.byPoint.get(w.point.id) ?? []).filter((x) => x !== w);
+    if (rest.length > 0) this.byPoint.set(w.point.id, rest);
+    else this.byPoint.delete(w.point.id);
+  }
+
+  // ---- evaluating ---------------------------------------------------------------------------
+
+  private onValue(v: LiveValue): void {
+    const watches = this.byPoint.get(v.pointId);
+    if (!watches) return;
+    for (const w of watches) {
+      try {
+        this.evaluate(w, v.value);
+      } catch (err) {
+        this.deps.log.error({ err, detector: w.detector.xid }, 'event detector failed');
+      }
+    }
+  }
+
+  private evaluate(w: Watch, value: StoredValue): void {
+    if (w.detector.detectorType === 'NO_UPDATE') {
+      if (w.inAlarm) this.clear(w, value.ts);
+      this.armNoUpdate(w);
+      return;
+    }
+    const n = value.value;
+    if (n === null || !Number.isFinite(n)) return;
+    if (!conditionHolds(w.detector, n, w.inAlarm)) {
+      this.cancelWait(w);
+      if (w.inAlarm) this.clear(w, value.ts);
+      return;
+    }
+    if (w.inAlarm) return;
+    const duration = settings(w.detector).durationMs ?? 0;
+    if (duration <= 0) return this.raise(w, value.ts, n);
+    if (w.pendingSince === undefined) {
+      w.pendingSince = value.ts;
+      w.timer = setTimeout(() => this.raise(w, Date.now(), n), duration);
+      w.timer.unref();
+    } else if (value.ts - w.pendingSince >= duration) {
+      this.raise(w, value.ts, n);
+    }
+  }
+
+  private cancelWait(w: Watch): void {
+    clearTimeout(w.timer);
+    w.timer = undefined;
+    w.pendingSince = undefined;
+  }
+
+  private armNoUpdate(w: Watch): void {
+    clearTimeout(w.timer);
+    w.timer = setTimeout(() => this.raise(w, Date.now(), undefined), settings(w.detector).durationMs ?? 0);
+    w.timer.unref();
+  }
+
+  private raise(w: Watch, ts: number, value: number | undefined): void {
+    this.cancelWait(w);
+    // A timer of a detector that was since unloaded or replaced must not raise.
+    if (!this.running || this.byId.get(w.detector.id) !== w || w.inAlarm) return;
+    w.inAlarm = true;
+    const d = w.detector;
+    const message = describe(w, value);
+    this.enqueue(async () => {
+      await this.deps.events.raise({
+        alarmLevel: d.alarmLevel,
+        eventType: 'DATA_POINT',
+        subType: d.detectorType,
+        message,
+        activeTimestamp: ts,
+        rtnApplicable: settings(d).rtnApplicable ?? true,
+        referenceId1: w.point.id,
+        referenceId2: d.id,
+        dataPointId: w.point.id,
+        dataPointXid: w.point.xid,
+        dataSourceId: w.point.dataSourceId,
+        dataSourceXid: w.point.dataSourceXid,
+        detectorId: d.id,
+      });
+    });
+  }
+
+  private clear(w: Watch, ts: number): void {
+    w.inAlarm = false;
+    this.enqueue(() => this.deps.events.detectorsCleared([w.detector.id], 'RETURN_TO_NORMAL', ts));
+  }
+}

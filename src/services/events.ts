@@ -1,0 +1,281 @@
+// Events (alarms): raising, returning to normal and acknowledging them, who may see which, and the
+// live feed of those changes (WebSocket). Data source faults arrive here from the source runtime.
+import { LRUCache } from 'lru-cache';
+import { ApiError } from '../http/errors.js';
+import { SqlParams, compileRql, type SqlQueryParts } from '../http/rql/index.js';
+import { parseRql } from '../http/rql/parse.js';
+import type { DataSourceRecord } from '../store/metadata/data-sources.js';
+import type { AlarmLevel } from '../store/metadata/event-detectors.js';
+import {
+  eventResource,
+  type AckSelection,
+  type EventRecord,
+  type EventsRepository,
+  type EventType,
+  type NewEvent,
+  type RtnCause,
+  type WatchedDetector,
+} from '../store/metadata/events.js';
+import type { DataPointService } from './data-points.js';
+import type { DataSourceService } from './data-sources.js';
+import { hasPermission, isSuperadmin, USER_ROLE, type Principal } from './permissions.js';
+import type { ListResult } from './resources.js';
+
+export type { EventRecord } from '../store/metadata/events.js';
+
+export type EventAction = 'RAISED' | 'ACKNOWLEDGED' | 'RETURN_TO_NORMAL';
+export type EventListener = (action: EventAction, event: EventRecord) => void;
+
+/**
+ * Sub type of the DATA_SOURCE event a source raises while its device (or broker) cannot be
+ * reached or answers with errors: one per fault episode, URGENT, back to normal on recovery.
+ */
+export const SOURCE_FAULT_SUB_TYPE = 'DEVICE_FAULT';
+const SOURCE_FAULT_LEVEL: AlarmLevel = 'URGENT';
+
+export interface RaiseInput {
+  alarmLevel: AlarmLevel;
+  eventType: EventType;
+  subType?: string | null;
+  message: string;
+  /** Epoch ms; defaults to now. */
+  activeTimestamp?: number;
+  /** Default true. False: the event never returns to normal; it stays active until acknowledged. */
+  rtnApplicable?: boolean;
+  referenceId1?: number | null;
+  referenceId2?: number | null;
+  dataPointId?: number | null;
+  dataPointXid?: string | null;
+  dataSourceId?: number | null;
+  dataSourceXid?: string | null;
+  detectorId?: number | null;
+}
+
+/** Who acknowledges: the acknowledgement records the user's id and name. */
+export interface Acknowledger extends Principal {
+  id: number;
+}
+
+/** The event as the API shows it (timestamps epoch ms, null when not set). */
+export function eventView(event: EventRecord): Record<string, unknown> {
+  return {
+    id: event.id,
+    alarmLevel: event.alarmLevel,
+    activeTimestamp: event.activeTimestamp,
+    active: event.active,
+    rtnApplicable: event.rtnApplicable,
+    rtnTimestamp: event.rtnTimestamp,
+    rtnCause: event.rtnCause,
+    message: event.message,
+    acknowledged: event.acknowledgedTimestamp !== null,
+    acknowledgedTimestamp: event.acknowledgedTimestamp,
+    acknowledgedByUsername: event.acknowledgedByUsername,
+    eventType: { eventType: event.eventType, subType: event.subType, referenceId1: event.referenceId1, referenceId2: event.referenceId2 },
+    dataPointXid: event.dataPointXid,
+    dataSourceXid: event.dataSourceXid,
+  };
+}
+
+const notFound = () => ApiError.notFound('Event not found');
+/** Acknowledging by RQL without limit() works through all matches in batches of this size. */
+const ACK_BATCH = 1000;
+// mayRead runs per event per WebSocket session: a short cache keeps it off the metadata store.
+const PERMISSION_CACHE_TTL_MS = 2_000;
+
+export class EventService {
+  private readonly listeners = new Set<EventListener>();
+  private readonly sourceDisabledHooks: ((source: DataSourceRecord) => Promise<void> | void)[] = [];
+  private readonly readPermissions = new LRUCache<string, { roles: readonly string[] | null }>({ max: 10_000, ttl: PERMISSION_CACHE_TTL_MS });
+
+  constructor(
+    private readonly repo: EventsRepository,
+    private readonly points: DataPointService,
+    private readonly sources: DataSourceService,
+  ) {}
+
+  /** Every raise, acknowledgement and return to normal, as it is stored. Returns the unsubscribe. */
+  subscribe(listener: EventListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Called first by sourceDisabled (the detector runtime forgets the source's points there). */
+  onSourceDisabled(hook: (source: DataSourceRecord) => Promise<void> | void): void {
+    this.sourceDisabledHooks.push(hook);
+  }
+
+  private publish(action: EventAction, events: readonly EventRecord[]): void {
+    for (const event of events) {
+      for (const listener of this.listeners) {
+        try {
+          listener(action, event);
+        } catch {
+          // a listener reports its own failures; the others and the writer go on
+        }
+      }
+    }
+  }
+
+  async list(user: Principal, rawQuery: string): Promise<ListResult<EventRecord>> {
+    const q = this.query(user, rawQuery);
+    return { total: await this.repo.count(q), batches: this.repo.page(q) };
+  }
+
+  /** The event if it exists (404) and the user may read it (403). */
+  async get(user: Principal, id: number): Promise<EventRecord> {
+    const event = Number.isSafeInteger(id) ? await this.repo.findOne('id', id) : undefined;
+    if (!event) throw notFound();
+    if (!(await this.mayRead(user, event))) throw ApiError.accessDenied();
+    return event;
+  }
+
+  /** Superadmin: every event; others: events of points and sources they may read (not SYSTEM). */
+  async mayRead(user: Principal, event: EventRecord): Promise<boolean> {
+    if (isSuperadmin(user)) return true;
+    const roles =
+      event.eventType === 'DATA_POINT' && event.dataPointId !== null
+        ? await this.readRoles('point', event.dataPointId)
+        : event.eventType === 'DATA_SOURCE' && event.dataSourceId !== null
+          ? await this.readRoles('source', event.dataSourceId)
+          : null;
+    return roles !== null && hasPermission(user, roles);
+  }
+
+  private async readRoles(kind: 'point' | 'source', id: number): Promise<readonly string[] | null> {
+    const key = `${kind}:${id}`;
+    let cached = this.readPermissions.get(key);
+    if (!cached) {
+      const owner = kind === 'point' ? await this.points.findById(id) : await this.sources.findById(id);
+      cached = { roles: owner ? owner.readPermission : null };
+      this.readPermissions.set(key, cached);
+    }
+    return cached.roles;
+  }
+
+  /** Stores a new active event (or returns the open one of the same episode without a new RAISED). */
+  async raise(input: RaiseInput): Promise<EventRecord> {
+    const e: NewEvent = { ...input, activeTimestamp: input.activeTimestamp ?? Date.now(), rtnApplicable: input.rtnApplicable ?? true };
+    const { event, created } = await this.repo.raise(e);
+    if (created) this.publish('RAISED', [event]);
+    return event;
+  }
+
+  /** Ends the event's episode; undefined when no such event. A non-returning event stays active. */
+  async returnToNormal(id: number, cause: RtnCause, ts = Date.now()): Promise<EventRecord | undefined> {
+    const closed = await this.repo.close(id, cause, ts);
+    if (closed) this.publishReturned([closed]);
+    return closed ?? (await this.repo.findOne('id', id));
+  }
+
+  private publishReturned(events: readonly EventRecord[]): void {
+    this.publish('RETURN_TO_NORMAL', events.filter((e) => e.rtnApplicable));
+  }
+
+  /** The first acknowledgement is kept: acknowledging again changes nothing and returns the event. */
+  async acknowledge(user: Acknowledger, id: number): Promise<EventRecord> {
+    const event = await this.get(user, id);
+    const [changed] = await this.repo.acknowledge({ where: 't.id = $1', values: [event.id], orderBy: 't.id', limit: 1, offset: 0 }, this.ackBy(user));
+    if (!changed) return (await this.repo.findOne('id', event.id)) ?? event;
+    this.publish('ACKNOWLEDGED', [changed]);
+    return changed;
+  }
+
+  /**
+   * Acknowledges the readable events the RQL selects and returns how many this call acknowledged.
+   * With limit() only that window (in the query's order); without it every match, not only the
+   * first page a list would show.
+   */
+  async acknowledgeMany(user: Acknowledger, rawQuery: string): Promise<number> {
+    const q = this.query(user, rawQuery);
+    const ack = this.ackBy(user);
+    if (parseRql(rawQuery).limit) {
+      const changed = await this.repo.acknowledge(q, ack);
+      this.publish('ACKNOWLEDGED', changed);
+      return changed.length;
+    }
+    const batch: AckSelection = {
+      where: `t.ack_ts is null and ${q.where}`,
+      values: q.values.slice(0, q.whereValueCount),
+      orderBy: 't.id',
+      limit: ACK_BATCH,
+      offset: 0,
+    };
+    let count = 0;
+    for (;;) {
+      const changed = await this.repo.acknowledge(batch, ack);
+      this.publish('ACKNOWLEDGED', changed);
+      count += changed.length;
+      if (changed.length < ACK_BATCH) return count;
+    }
+  }
+
+  private ackBy(user: Acknowledger): { ts: number; userId: number; username: string } {
+    return { ts: Date.now(), userId: user.id, username: user.username };
+  }
+
+  /** The RQL query narrowed, for non-superadmins, to events of points and sources they may read. */
+  private query(user: Principal, rawQuery: string): SqlQueryParts {
+    if (isSuperadmin(user)) return compileRql(eventResource, rawQuery);
+    const params = new SqlParams();
+    const roles = params.add([...user.permissions, USER_ROLE]);
+    const scope = `((t.event_type = 'DATA_POINT' and exists (select 1 from data_points p where p.id = t.data_point_id and p.read_permission && ${roles}::text[]))
+      or (t.event_type = 'DATA_SOURCE' and exists (select 1 from data_sources s where s.id = t.data_source_id and s.read_permission && ${roles}::text[])))`;
+    const q = compileRql(eventResource, rawQuery, params);
+    return { ...q, where: `${scope} and ${q.where}` };
+  }
+
+  // ---- data source runtime ------------------------------------------------------------------
+
+  /** A device fault: one active URGENT DEVICE_FAULT event per episode; nothing if one is active. */
+  async sourceFault(source: DataSourceRecord, message: string): Promise<void> {
+    await this.raise({
+      alarmLevel: SOURCE_FAULT_LEVEL,
+      eventType: 'DATA_SOURCE',
+      subType: SOURCE_FAULT_SUB_TYPE,
+      message: `Data source ${source.name} (${source.xid}) fault: ${message}`,
+      referenceId1: source.id,
+      dataSourceId: source.id,
+      dataSourceXid: source.xid,
+    });
+  }
+
+  /** The device answers again: the fault episode's event returns to normal. */
+  async sourceRecovered(source: DataSourceRecord): Promise<void> {
+    this.publishReturned(await this.repo.closeSourceFault(source.id, SOURCE_FAULT_SUB_TYPE, 'RETURN_TO_NORMAL', Date.now()));
+  }
+
+  /**
+   * The source stopped (disabled or deleted): the detector runtime forgets its points, then every
+   * active event of the source and its points returns to normal with cause SOURCE_DISABLED.
+   */
+  async sourceDisabled(source: DataSourceRecord): Promise<void> {
+    for (const hook of this.sourceDisabledHooks) await hook(source);
+    this.publishReturned(await this.repo.closeForSource(source.id, 'SOURCE_DISABLED', Date.now()));
+  }
+
+  // ---- detector runtime ---------------------------------------------------------------------
+
+  /** Detectors of live points, optionally narrowed to one point, source or detector. */
+  watchedDetectors(scope?: { pointId?: number; sourceId?: number; detectorId?: number }): Promise<WatchedDetector[]> {
+    return this.repo.watchedDetectors(scope);
+  }
+
+  /** Which of these detectors have an open episode (an event raised and not yet cleared). */
+  openDetectorIds(detectorIds: readonly number[]): Promise<Set<number>> {
+    return this.repo.openDetectorIds(detectorIds);
+  }
+
+  /** The detectors' conditions ended (or they stopped watching): their open episodes end. */
+  async detectorsCleared(detectorIds: readonly number[], cause: RtnCause, ts = Date.now()): Promise<void> {
+    this.publishReturned(await this.repo.closeForDetectors(detectorIds, cause, ts));
+  }
+
+  /** Keeps the XIDs copied into events current. */
+  async pointRenamed(pointId: number, oldXid: string, newXid: string): Promise<void> {
+    if (oldXid !== newXid) await this.repo.renamePoint(pointId, oldXid, newXid);
+  }
+
+  async sourceRenamed(source: DataSourceRecord): Promise<void> {
+    await this.repo.renameSource(source.id, source.xid);
+  }
+}

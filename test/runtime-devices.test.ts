@@ -1,0 +1,226 @@
+// Data sources that talk to real devices, end to end over HTTP: a Modbus TCP device started by the
+// test and the Mosquitto broker on 127.0.0.1:1883. Values arrive through the pipeline; a set writes
+// the device first (stored only when the device accepted it: 502 otherwise, 422 for a value the
+// register cannot hold); a device that goes away puts the source in ERROR with lastError and it
+// recovers when the device is back.
+import assert from 'node:assert/strict';
+import mqtt from 'mqtt';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { assertError } from './helpers/assertions.js';
+import { loggedIn, type ApiClient } from './helpers/client.js';
+import { Device, freePort } from './helpers/modbus-device.js';
+
+const DS = '/rest/latest/data-sources';
+const DP = '/rest/latest/data-points';
+const PV = '/rest/latest/point-values';
+const BROKER = process.env.TEST_MQTT_URL || 'mqtt://127.0.0.1:1883';
+
+interface RawValue {
+  timestamp: number;
+  value: number | boolean | string | null;
+}
+
+interface EventView {
+  active: boolean;
+  alarmLevel: string;
+  rtnCause: string | null;
+  eventType: { eventType: string };
+}
+
+interface SourceView {
+  state: string;
+  lastError: string | null;
+}
+
+let counter = 0;
+const unique = (prefix: string) => `${prefix}${process.pid}-${++counter}`;
+
+async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const result = await probe();
+    if (result !== undefined) return result;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe('data source runtime: devices over HTTP', function () {
+  this.timeout(60_000);
+  let app: TestApp;
+  let admin: ApiClient;
+
+  before(async () => {
+    app = await startTestApp('pglite');
+    admin = await loggedIn(app.url, 'admin', 'admin');
+  });
+
+  after(async () => {
+    await app?.stop();
+  });
+
+  async function create(path: string, body: Record<string, unknown>): Promise<string> {
+    const res = await admin.post<{ xid: string }>(path, body);
+    assert.equal(res.status, 201, res.text);
+    return res.body.xid;
+  }
+
+  async function latestValue(xid: string): Promise<RawValue | undefined> {
+    const res = await admin.get<RawValue[]>(`${PV}/latest/${xid}`);
+    assert.equal(res.status, 200, res.text);
+    return res.body[0];
+  }
+
+  async function sourceEvents(xid: string): Promise<{ items: EventView[]; total: number }> {
+    const res = await admin.get<{ items: EventView[]; total: number }>(`/rest/latest/events?eq(dataSourceXid,${xid})`);
+    assert.equal(res.status, 200, res.text);
+    return res.body;
+  }
+
+  function sourceState(xid: string, state: string): Promise<SourceView> {
+    return eventually(`${xid} ${state}`, async () => {
+      const res = await admin.get<SourceView>(`${DS}/${xid}`);
+      return res.body.state === state ? res.body : undefined;
+    });
+  }
+
+  describe('MODBUS_IP', () => {
+    let device: Device;
+    let source: string;
+    let point: string;
+
+    before(async () => {
+      device = new Device(await freePort());
+      device.setWords(0, [1234]);
+      await device.start();
+      source = await create(DS, {
+        xid: unique('mb-'),
+        name: 'PLC',
+        modelType: 'MODBUS_IP',
+        enabled: true,
+        updatePeriods: 50,
+        updatePeriodType: 'MILLISECONDS',
+        host: '127.0.0.1',
+        port: device.port,
+        timeoutMs: 300,
+        retries: 0,
+      });
+      point = await create(DP, {
+        xid: unique('mbp-'),
+        name: 'setpoint',
+        dataSourceXid: source,
+        pointLocator: { dataType: 'NUMERIC', settable: true, offset: 0, registerType: 'HOLDING', dataEncoding: 'UINT16', multiplier: 0.1 },
+        setPermission: ['user'],
+      });
+    });
+
+    after(async () => {
+      await device?.stop();
+    });
+
+    it('polls the register into the point (raw × multiplier)', async () => {
+      await eventually('123.4 from the device', async () => ((await latestValue(point))?.value === 123.4 ? true : undefined));
+      assert.equal((await sourceState(source, 'RUNNING')).state, 'RUNNING');
+    });
+
+    it('writes a set value to the register before storing it', async () => {
+      const res = await admin.put(`${PV}/${point}`, { dataType: 'NUMERIC', value: 50 });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(device.holding.get(0), 500);
+      assert.equal((await latestValue(point))?.value, 50);
+    });
+
+    it('answers 422 for a value the register cannot hold, and writes nothing', async () => {
+      const before = device.requests.fc6;
+      const res = await admin.put(`${PV}/${point}`, { dataType: 'NUMERIC', value: 1e6 });
+      assertError(res, 422, 4002);
+      assert.equal(device.requests.fc6, before);
+    });
+
+    it('answers 502 (5000) when the device refuses the write, and stores nothing', async () => {
+      device.refuseWrites = true;
+      const written = (await latestValue(point))!;
+      try {
+        const res = await admin.put(`${PV}/${point}`, { dataType: 'NUMERIC', value: 77, timestamp: Date.now() + 1000 });
+        const body = assertError(res, 502, 5000);
+        assert.match(body.localizedMessage ?? '', /Device write failed/);
+        const now = await latestValue(point);
+        assert.notEqual(now?.value, 77, 'the refused value was not stored');
+      } finally {
+        device.refuseWrites = false;
+      }
+      assert.ok(written);
+    });
+
+    it('goes to ERROR with lastError when the device stops, and back to RUNNING when it returns', async () => {
+      await device.stop();
+      const failed = await sourceState(source, 'ERROR');
+      assert.match(failed.lastError ?? '', /Modbus 127\.0\.0\.1:\d+/);
+      const raised = await eventually('one active DATA_SOURCE event', async () => {
+        const list = await sourceEvents(source);
+        return list.items.some((e) => e.active) ? list : undefined;
+      });
+      assert.equal(raised.total, 1, 'one event per fault episode, not one per failed poll');
+      assert.equal(raised.items[0]!.eventType.eventType, 'DATA_SOURCE');
+      assert.equal(raised.items[0]!.alarmLevel, 'URGENT');
+      const set = await admin.put(`${PV}/${point}`, { dataType: 'NUMERIC', value: 1 });
+      assertError(set, 502, 5000);
+      device.setWords(0, [999]);
+      await device.start();
+      await sourceState(source, 'RUNNING');
+      await eventually('99.9 after recovery', async () => ((await latestValue(point))?.value === 99.9 ? true : undefined));
+      const after = await eventually('the event returned to normal', async () => {
+        const list = await sourceEvents(source);
+        return list.items.every((e) => !e.active) ? list : undefined;
+      });
+      assert.equal(after.total, 1);
+      assert.equal(after.items[0]!.rtnCause, 'RETURN_TO_NORMAL');
+    });
+  });
+
+  describe('MQTT_CLIENT', () => {
+    let client: mqtt.MqttClient;
+
+    before(async () => {
+      client = await mqtt.connectAsync(BROKER, { clientId: unique('test-') });
+    });
+
+    after(async () => {
+      await client?.endAsync();
+    });
+
+    it('stores what is published on the topic, and publishes a set value to it', async () => {
+      const topic = `dds-test/${unique('t')}/temp`;
+      const source = await create(DS, { xid: unique('mq-'), name: 'broker', modelType: 'MQTT_CLIENT', enabled: true, brokerUrl: BROKER });
+      const point = await create(DP, {
+        xid: unique('mqp-'),
+        name: 'temp',
+        dataSourceXid: source,
+        pointLocator: { dataType: 'NUMERIC', settable: true, topic, jsonPath: '$.t' },
+        setPermission: ['user'],
+      });
+      await sourceState(source, 'RUNNING');
+      await eventually('21.5 from the broker', async () => {
+        await client.publishAsync(topic, JSON.stringify({ t: 21.5 }));
+        return (await latestValue(point))?.value === 21.5 ? true : undefined;
+      });
+      const seen: string[] = [];
+      await client.subscribeAsync(topic);
+      client.on('message', (t, payload) => {
+        if (t === topic) seen.push(payload.toString());
+      });
+      const res = await admin.put(`${PV}/${point}`, { dataType: 'NUMERIC', value: 19 });
+      assert.equal(res.status, 200, res.text);
+      await eventually('the set value on the topic', async () => (seen.some((p) => JSON.parse(p).t === 19) ? true : undefined));
+      assert.equal((await latestValue(point))?.value, 19);
+    });
+
+    it('reports ERROR with lastError for a broker that is not there', async () => {
+      const port = await freePort();
+      const source = await create(DS, { xid: unique('mq-'), name: 'nowhere', modelType: 'MQTT_CLIENT', enabled: true, brokerUrl: `mqtt://127.0.0.1:${port}` });
+      await create(DP, { xid: unique('mqp-'), name: 'x', dataSourceXid: source, pointLocator: { dataType: 'NUMERIC', topic: 'a/b' } });
+      const failed = await sourceState(source, 'ERROR');
+      assert.match(failed.lastError ?? '', /connection refused/);
+    });
+  });
+});
