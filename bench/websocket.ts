@@ -110,6 +110,7 @@ function openClient(ctx: Ctx, xids: readonly string[], rec: Recorder): Promise<W
     ws.once('error', reject);
     ws.once('close', (code) => {
       if (code !== 1000 && code !== 1005) rec.closedEarly++;
+      reject(new Error(`socket closed (${code}) before its subscriptions were registered`));
     });
   });
 }

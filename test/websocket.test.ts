@@ -473,6 +473,21 @@ describe('WebSocket endpoints', function () {
     });
   });
 
+  describe('rate limit', () => {
+    let limited: TestApp | undefined;
+    after(() => limited?.stop());
+
+    it('refuses an address whose upgrades keep failing with 429 and Retry-After, before checking its credentials', async () => {
+      limited = await startTestApp('pglite', { RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_ANON_BURST: '3', RATE_LIMIT_ANON_PER_SECOND: '0.01' });
+      for (let i = 0; i < 3; i++) assert.equal((await refused(limited, bearer('bad'))).status, 401);
+      const ws = new WebSocket(limited.url.replace(/^http/, 'ws') + PV_PATH);
+      const [, res] = (await new Promise((resolve) => ws.once('unexpected-response', (...args) => resolve(args)))) as [unknown, IncomingMessage];
+      assert.equal(res.statusCode, 429);
+      assert.match(String(res.headers['retry-after']), /^\d+$/);
+      res.resume();
+    });
+  });
+
   describe('stop', () => {
     it('closes every socket (1001) when the service stops', async () => {
       const c = await open(app, bearer(await tokenFor(admin)));

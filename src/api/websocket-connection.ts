@@ -1,5 +1,6 @@
 // One open WebSocket: bounded sending (a slow consumer is dropped, never buffered without bound),
 // the heartbeat, messages handled one at a time in arrival order, and closing with a reason.
+import type { Duplex } from 'node:stream';
 import type { WebSocket } from 'ws';
 import type { SocketAuth } from './websocket-handshake.js';
 
@@ -20,7 +21,7 @@ export type CloseCodeValue = (typeof CloseCode)[keyof typeof CloseCode];
 
 const CLOSE_REASONS: Record<CloseCodeValue, string> = {
   1001: 'Service stopping',
-  1008: 'Too many unanswered messages',
+  1008: 'Too many messages waiting to be handled',
   1011: 'Internal error',
   1013: 'Slow consumer: too much unsent data',
   4101: 'Session ended',
@@ -32,8 +33,8 @@ const CLOSE_REASONS: Record<CloseCodeValue, string> = {
 export interface ConnectionLimits {
   /** Bytes the socket may hold unsent before the client counts as a slow consumer. */
   maxBufferedBytes: number;
-  /** Client messages waiting to be handled before the client counts as flooding. */
-  maxPendingMessages: number;
+  /** Bytes of client messages waiting to be handled before the client counts as flooding. */
+  maxPendingBytes: number;
   /** How long a closing socket may take to finish the closing handshake before it is cut. */
   closeGraceMs: number;
 }
@@ -45,13 +46,16 @@ export class Connection {
   /** Cleared by each ping, set by each pong: a ping finding it cleared means no pong came back. */
   private answeredPing = true;
   private released = false;
-  private pending = 0;
+  private pendingBytes = 0;
   private work: Promise<void> = Promise.resolve();
+  private corked = false;
   private readonly expiryTimer: NodeJS.Timeout | undefined;
   private readonly releaseListeners: (() => void)[] = [];
 
+  /** `socket` is the TCP (or TLS) socket under `ws`, held to batch writes. */
   constructor(
     readonly ws: WebSocket,
+    private readonly socket: Duplex,
     readonly auth: SocketAuth,
     private readonly limits: ConnectionLimits,
   ) {
@@ -76,25 +80,38 @@ export class Connection {
   }
 
   /**
-   * Queues a message; a client whose unsent data passes the bound is dropped instead (1013).
-   * The same string may go to many connections: callers serialise once.
+   * Queues a text message; a client whose unsent data passes the bound is dropped instead (1013).
+   * A message for many connections comes as one UTF-8 Buffer, encoded once for all of them.
    */
-  send(text: string): void {
+  send(text: string | Buffer): void {
     if (this.released) return;
     if (this.ws.bufferedAmount + text.length > this.limits.maxBufferedBytes) {
       this.close(CloseCode.TRY_AGAIN_LATER);
       return;
     }
-    this.ws.send(text);
+    // A bulk write publishes many values in one synchronous burst: the socket is corked until the
+    // burst ends, so its messages leave in one write system call instead of one each.
+    if (!this.corked) {
+      this.corked = true;
+      this.socket.cork();
+      queueMicrotask(this.uncork);
+    }
+    this.ws.send(text, { binary: false });
   }
+
+  private readonly uncork = (): void => {
+    this.corked = false;
+    this.socket.uncork();
+  };
 
   /**
    * Handles client messages one at a time, in order (a subscribe must finish before the next
    * message changes it); a client that sends faster than it is served is closed (1008).
    */
-  enqueue(handler: () => Promise<void>): void {
+  enqueue(bytes: number, handler: () => Promise<void>): void {
     if (this.released) return;
-    if (++this.pending > this.limits.maxPendingMessages) {
+    this.pendingBytes += bytes;
+    if (this.pendingBytes > this.limits.maxPendingBytes) {
       this.close(CloseCode.POLICY_VIOLATION);
       return;
     }
@@ -102,7 +119,7 @@ export class Connection {
       try {
         if (!this.released) await handler();
       } finally {
-        this.pending--;
+        this.pendingBytes -= bytes;
       }
     });
   }

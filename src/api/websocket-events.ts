@@ -73,11 +73,11 @@ export class EventChannel implements Channel {
       entry.sockets.push(conn);
       byUser.set(conn.auth.user.id, entry);
     }
-    let text: string | undefined;
+    let text: Buffer | undefined;
     await Promise.all(
       [...byUser.values()].map(async ({ user, sockets }) => {
         if (!(await this.s.events.mayRead(user, event))) return;
-        text ??= JSON.stringify({ status: 'OK', payload: { action, event: eventView(event) } });
+        text ??= Buffer.from(JSON.stringify({ status: 'OK', payload: { action, event: eventView(event) } }));
         for (const conn of sockets) conn.send(text);
       }),
     );

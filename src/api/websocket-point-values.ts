@@ -31,7 +31,7 @@ interface Subscription {
   xid: string;
   mask: number;
   /** Set while REGISTERED is pending: live messages wait so none is lost or sent before it. */
-  early: { ts: number; event: PointEvent; text: string }[] | undefined;
+  early: { ts: number; event: PointEvent; text: Buffer }[] | undefined;
 }
 
 /** A point with at least one subscriber. `enabled` follows the point and its source. */
@@ -72,13 +72,18 @@ function parseRequest(data: RawData, isBinary: boolean): SubscribeRequest | stri
   return { xid, mask };
 }
 
+function rawLength(data: RawData): number {
+  return Array.isArray(data) ? data.reduce((n, b) => n + b.length, 0) : data.byteLength;
+}
+
 function valueJson(dataType: string, v: StoredValue | undefined): string {
   if (!v) return 'null';
   return JSON.stringify({ dataType, value: apiValue(dataType, v), timestamp: v.ts, annotation: v.annotation });
 }
 
-function okMessage(xid: string, event: PointEvent, value: string, enabled: boolean): string {
-  return `{"status":"OK","payload":{"xid":${JSON.stringify(xid)},"event":"${event}","value":${value},"enabled":${enabled}}}`;
+/** Encoded once and sent as is to every subscriber (ws would otherwise encode it per socket). */
+function okMessage(xid: string, event: PointEvent, value: string, enabled: boolean): Buffer {
+  return Buffer.from(`{"status":"OK","payload":{"xid":${JSON.stringify(xid)},"event":"${event}","value":${value},"enabled":${enabled}}}`);
 }
 
 function differs(a: StoredValue, b: StoredValue | undefined): boolean {
@@ -111,7 +116,7 @@ export class PointValueChannel implements Channel {
     // Awaited by the API: a client that changed a point hears the TERMINATE before its answer.
     s.dataPoints.onChange({ pointChanged: (p) => this.pointChanged(p.id).catch(report) });
     s.dataSources.onChange({
-      sourceSaved: (ds) => void this.sourceChanged(ds.id, ds.enabled).catch(report),
+      sourceSaved: (ds) => this.sourceChanged(ds.id, ds.enabled).catch(report),
       sourceDeleted: (ds) => this.sourceDeleted(ds.id),
     });
   }
@@ -123,7 +128,7 @@ export class PointValueChannel implements Channel {
   open(conn: Connection): void {
     const subscriptions = new Map<string, number>();
     this.sockets.set(conn, subscriptions);
-    conn.ws.on('message', (data, isBinary) => conn.enqueue(() => this.handle(conn, parseRequest(data, isBinary))));
+    conn.ws.on('message', (data, isBinary) => conn.enqueue(rawLength(data), () => this.handle(conn, parseRequest(data, isBinary))));
     conn.onRelease(() => {
       this.sockets.delete(conn);
       for (const id of subscriptions.values()) this.removeSubscriber(id, conn);
@@ -220,7 +225,7 @@ export class PointValueChannel implements Channel {
     const value = valueJson(v.dataType, v.value);
     for (const event of eventsOf(v)) {
       const bit = BIT[event];
-      let text: string | undefined;
+      let text: Buffer | undefined;
       for (const [conn, sub] of w.subscribers) {
         if ((sub.mask & bit) === 0) continue;
         text ??= okMessage(w.point.xid, event, value, w.enabled);
@@ -235,7 +240,7 @@ export class PointValueChannel implements Channel {
   }
 
   /** Sends one event, serialised once, to the subscribers that asked for it. */
-  private notify(w: WatchedPoint, event: PointEvent, text: string, except?: (sub: Subscription) => boolean): void {
+  private notify(w: WatchedPoint, event: PointEvent, text: Buffer, except?: (sub: Subscription) => boolean): void {
     for (const [conn, sub] of w.subscribers) if (sub.mask & BIT[event] && !except?.(sub)) conn.send(text);
   }
 

@@ -2,6 +2,18 @@
 // authentication, refusal as an HTTP error), the heartbeat, and closing every socket on stop.
 //   /rest/latest/websocket/point-value   live point values (websocket-point-values.ts)
 //   /rest/latest/websocket/events        events (websocket-events.ts)
+// Where the contract is silent:
+// - Refusals are HTTP responses with the error body: 401 (no or bad credentials), 403 (session cookie
+//   from a foreign Origin, websocket-handshake.ts), 404 (another path), 429 (an address whose
+//   upgrades keep failing: the anonymous rate limit, in buckets of its own), 503 (stopping).
+// - Close codes: 4101 session ended (logout or expiry, noticed at the next heartbeat; Mango's code),
+//   4102 user deleted, disabled, renamed, or its password or permissions changed, 4103 tokens revoked
+//   or signing keys reset (token sockets only), 4104 the handshake token expired, 1013 slow consumer
+//   (more than maxBufferedBytes unsent; reconnect later), 1008 a client whose unhandled messages
+//   pass maxPendingBytes, 1001 service stopping. A ping goes out every 10 s; no pong by the next
+//   one cuts the socket (1006 at the client).
+// - Each heartbeat also rechecks every socket's credentials against the store (one lookup per user,
+//   session or token per sweep), which catches what another instance changed.
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
@@ -26,10 +38,11 @@ export interface WebSocketOptions extends ConnectionLimits, PointValueLimits {
 export const DEFAULT_WEBSOCKET_OPTIONS: WebSocketOptions = {
   pingIntervalMs: 10_000,
   maxBufferedBytes: 1024 * 1024,
-  maxPendingMessages: 100,
+  // A client may subscribe to all its points at once: 1,000 subscriptions are ~100 KiB.
+  maxPendingBytes: 1024 * 1024,
   closeGraceMs: 5_000,
   maxSubscriptions: 1_000,
-  maxPayloadBytes: 64 * 1024,
+  maxPayloadBytes: 16 * 1024,
 };
 
 /** Builds the channel of one endpoint. */
@@ -119,11 +132,11 @@ export class WebSocketHub {
       socket.destroy();
       return;
     }
-    this.wss.handleUpgrade(req, socket, head, (ws) => this.open(ws, channel, auth));
+    this.wss.handleUpgrade(req, socket, head, (ws) => this.open(ws, socket, channel, auth));
   }
 
-  private open(ws: WebSocket, channel: Channel, auth: SocketAuth): void {
-    const conn = new Connection(ws, auth, this.options);
+  private open(ws: WebSocket, socket: Duplex, channel: Channel, auth: SocketAuth): void {
+    const conn = new Connection(ws, socket, auth, this.options);
     this.connections.add(conn);
     conn.onRelease(() => this.connections.delete(conn));
     this.credentials.add(conn);
