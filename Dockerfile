@@ -9,7 +9,10 @@ RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY schemas ./schemas
 COPY src ./src
-RUN npm run build && npm prune --omit=dev
+COPY scripts ./scripts
+COPY web ./web
+# The web console is bundled into dist/web (npm ci's prepare step skipped it: web/ was not there yet).
+RUN npm run build && npm run build:web && npm prune --omit=dev
 
 # --- runtime ----------------------------------------------------------------------------------------
 FROM node:20-slim

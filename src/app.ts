@@ -1,21 +1,31 @@
 // The Koa application: the whole middleware order on one screen.
 import Router from '@koa/router';
 import Koa from 'koa';
+import serve from 'koa-static';
+import { existsSync } from 'node:fs';
+import type { ServerResponse } from 'node:http';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { authTokensRouter } from './api/auth-tokens.js';
 import { dataPointsRouter } from './api/data-points.js';
 import { dataSourcesRouter } from './api/data-sources.js';
 import { eventDetectorsRouter } from './api/event-detectors.js';
 import { eventsRouter } from './api/events.js';
+import { jsonStoreRouter } from './api/json-store.js';
 import { pointValuesRouter } from './api/point-values.js';
 import { healthRouter } from './api/health.js';
 import { loginRouter } from './api/login.js';
+import { metricsRouter } from './api/metrics.js';
+import { openApiRouter } from './api/openapi.js';
+import { swaggerUiRouter } from './api/swagger-ui.js';
 import { usersRouter } from './api/users.js';
 import { API_PREFIX, identify, requireAuthentication } from './http/auth.js';
 import { csrfMiddleware } from './http/csrf.js';
 import { errorMiddleware } from './http/errors.js';
+import { metricsFor } from './http/metrics.js';
 import { requestLog } from './http/request-log.js';
 import type { AppState } from './http/state.js';
+import { projectRoot } from './paths.js';
 import type { Services } from './services/index.js';
 
 export function createApp(s: Services, log: Logger): Koa<AppState> {
@@ -23,14 +33,20 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
   app.silent = true; // errors are rendered and logged by errorMiddleware
 
   app.use(requestLog(log)); // outermost, so it logs the status the client finally gets
+  const metrics = metricsFor(s, log);
+  app.use(metrics.middleware()); // outside errorMiddleware: counts the status the client gets
   app.use(errorMiddleware(log)); // every failure becomes the contract's error body
   app.use(identify(s.auth, s.config.basicAuthEnabled)); // session cookie | Bearer JWT | Basic
   app.use(s.rateLimiter.middleware()); // per user when authenticated, else per IP
+  const metricsEndpoint = metricsRouter(metrics, s.config.metricsPublic);
+  app.use(metricsEndpoint.routes()); // before requireAuthentication: METRICS_PUBLIC decides who may scrape
+  app.use(metricsEndpoint.allowedMethods());
   app.use(requireAuthentication); // anonymous only on public paths
   app.use(csrfMiddleware); // double-submit check for session-authenticated writes
 
   const api = new Router<AppState>({ prefix: API_PREFIX });
   const resources = [loginRouter(s), usersRouter(s), authTokensRouter(s), dataSourcesRouter(s), dataPointsRouter(s), eventDetectorsRouter(s), eventsRouter(s), pointValuesRouter(s)];
+  resources.push(jsonStoreRouter(s));
   for (const router of resources) {
     api.use(router.routes());
   }
@@ -39,5 +55,52 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
     app.use(router.routes());
     app.use(router.allowedMethods()); // 405 with Allow; errorMiddleware renders the body
   }
+  for (const router of [openApiRouter(), swaggerUiRouter()]) {
+    app.use(router.routes()); // public: openapi.json in isPublic, /swagger-ui/ outside /rest
+    app.use(router.allowedMethods());
+  }
+  app.use(webConsole()); // last: the console's files at `/` never shadow /rest or /health
   return app;
+}
+
+/** The web console's build (scripts/build-web.mjs from web/). */
+export const WEB_CONSOLE_DIR = join(projectRoot, 'dist', 'web');
+
+// Only the console's own files: scripts and styles from 'self' (uPlot styles through the CSSOM,
+// which style-src does not restrict), API calls and WebSockets to the same origin, never framed.
+const CONSOLE_HEADERS: Record<string, string> = {
+  'Content-Security-Policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'Cache-Control': 'no-cache', // file names carry no hash: revalidate (Last-Modified) every time
+};
+
+const NOT_BUILT_PAGE =
+  '<!doctype html><html lang="en"><meta charset="utf-8"><title>Console not built</title>' +
+  '<h1>The web console is not built</h1><p>Run <code>npm run build:web</code> (or <code>npm start</code>, which builds it), then reload.</p>' +
+  '<p>The REST API under <code>/rest/latest</code> works without it.</p></html>';
+
+/** GET/HEAD of the console's static files outside /rest; `/` without a build answers 503 with a hint. */
+export function webConsole(dir = WEB_CONSOLE_DIR): Koa.Middleware<AppState> {
+  const files = serve(dir, {
+    index: 'index.html',
+    setHeaders: (res: ServerResponse) => {
+      for (const [name, value] of Object.entries(CONSOLE_HEADERS)) res.setHeader(name, value);
+    },
+  });
+  return async (ctx, next) => {
+    const path = ctx.path.toLowerCase();
+    if ((ctx.method !== 'GET' && ctx.method !== 'HEAD') || path === API_PREFIX || path.startsWith(API_PREFIX + '/')) return next();
+    if ((path === '/' || path === '/index.html') && !existsSync(join(dir, 'index.html'))) {
+      ctx.status = 503;
+      ctx.set(CONSOLE_HEADERS);
+      ctx.type = 'html';
+      ctx.body = NOT_BUILT_PAGE;
+      return;
+    }
+    await files(ctx, next);
+  };
 }

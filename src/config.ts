@@ -24,6 +24,8 @@ export interface Config {
   session: { idleMinutes: number; maxDays: number; cookieSecure: boolean };
   jwt: { defaultExpiryMinutes: number; maxExpiryDays: number };
   basicAuthEnabled: boolean;
+  /** GET /metrics without authentication (for a Prometheus scraper inside a trusted network). */
+  metricsPublic: boolean;
   passwordMaxAgeDays: number;
   adminPassword: string | undefined;
   values: {
@@ -166,6 +168,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxExpiryDays: integer(env, 'JWT_MAX_EXPIRY_DAYS', 365, 1, 3650),
     },
     basicAuthEnabled: boolean(env, 'BASIC_AUTH_ENABLED', false),
+    metricsPublic: boolean(env, 'METRICS_PUBLIC', false),
     passwordMaxAgeDays: integer(env, 'PASSWORD_MAX_AGE_DAYS', 0, 0, 36500),
     adminPassword,
     values: questdbSettings(env),

@@ -3,6 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import { attachWebSockets, type WebSocketHub } from './api/websocket.js';
+import { metricsFor } from './http/metrics.js';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
 import { createServices, type Services } from './services/index.js';
@@ -41,6 +42,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   server.headersTimeout = 30_000;
   server.requestTimeout = 120_000;
   const websockets = attachWebSockets(server, services, log);
+  metricsFor(services, log).observeWebSockets(websockets);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => {

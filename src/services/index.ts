@@ -17,11 +17,13 @@ import { createMqttDriver } from '../runtime/mqtt.js';
 import { createVirtualDriver } from '../runtime/virtual.js';
 import { DetectorRuntime } from '../runtime/detectors.js';
 import { EventsRepository } from '../store/metadata/events.js';
+import { JsonStoreRepository } from '../store/metadata/json-store.js';
 import { AuthService } from './auth.js';
 import { DataPointService } from './data-points.js';
 import { DataSourceService } from './data-sources.js';
 import { EventDetectorService } from './event-detectors.js';
 import { EventService } from './events.js';
+import { JsonStoreService } from './json-store.js';
 import { PointValueService } from './point-values.js';
 import { SessionService } from './sessions.js';
 import { TokenService } from './tokens.js';
@@ -44,6 +46,8 @@ export interface Services {
   runtime: DataSourceRuntime;
   /** Events (alarms): raised by detectors and sources, listed and acknowledged through the API. */
   events: EventService;
+  /** JSON documents (dashboards, application state) with permissions. */
+  jsonStore: JsonStoreService;
   /** Evaluates the event detectors of live points on every live value. */
   detectors: DetectorRuntime;
   /** Drains the write buffer and closes the stores. */
@@ -79,6 +83,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     },
   });
   const events = new EventService(new EventsRepository(db), dataPoints, dataSources);
+  const jsonStore = new JsonStoreService(new JsonStoreRepository(db), validator);
   const runtime = new DataSourceRuntime({
     sources: dataSources,
     points: dataPoints,
@@ -108,6 +113,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     pointValues,
     runtime,
     events,
+    jsonStore,
     detectors,
     async close() {
       await detectors.stop();

@@ -1,0 +1,293 @@
+// The route catalogue of the OpenAPI document: every endpoint the service serves, with its
+// parameters, body schema ($id of a file in schemas/) and responses. test/openapi.test.ts checks
+// it against the routes the Koa routers register, so a new route without an entry fails a test.
+import type { JsonObject } from './openapi-schemas.js';
+
+export type HttpMethod = 'get' | 'post' | 'put' | 'delete';
+
+/**
+ * Who may call: `public` (anyone), `user` (any authenticated caller; unsafe methods with a session
+ * also need the CSRF header), `login` (anonymous, CSRF double submit), `metrics` (superadmin, or
+ * anyone with METRICS_PUBLIC=true).
+ */
+export type Access = 'public' | 'user' | 'login' | 'metrics';
+
+/** Names of the shared parameters (components.parameters, built in openapi-document.ts). */
+export type ParamName =
+  | 'xid'
+  | 'xids'
+  | 'username'
+  | 'eventId'
+  | 'rollupPath'
+  | 'swaggerFile'
+  | 'jsonPath'
+  | 'rql'
+  | 'from'
+  | 'to'
+  | 'limit'
+  | 'latestLimit'
+  | 'rollup'
+  | 'timePeriodType'
+  | 'timePeriods'
+  | 'timezone'
+  | 'truncate'
+  | 'deleteFrom'
+  | 'deleteTo';
+
+/** Media type → schema of a response body. */
+export type Content = Record<string, JsonObject>;
+
+export interface SuccessDoc {
+  status: number;
+  description: string;
+  content?: Content;
+  /** Response headers: name → description. */
+  headers?: Record<string, string>;
+}
+
+export interface RouteDoc {
+  method: HttpMethod;
+  /** Path from the server root, OpenAPI style: /rest/latest/users/{username}. */
+  path: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  access: Access;
+  params?: ParamName[];
+  /** Request body: the $id of a schema in schemas/ (or schemas/responses/ for bodies checked in code). */
+  body?: { schema: string; required: boolean; description?: string };
+  success: SuccessDoc[];
+  /** Error statuses beyond those every route of its kind has (see openapi-document.ts). */
+  errors?: number[];
+}
+
+export const API = '/rest/latest';
+
+export const ref = (id: string): JsonObject => ({ $ref: `#/components/schemas/${id}` });
+const arrayOf = (id: string): JsonObject => ({ type: 'array', items: ref(id) });
+const listOf = (id: string): JsonObject => ({
+  type: 'object',
+  required: ['items', 'total'],
+  properties: { items: arrayOf(id), total: { type: 'integer', minimum: 0, description: 'All matches, ignoring limit()' } },
+});
+const json = (schema: JsonObject): Content => ({ 'application/json': schema });
+const CSV: JsonObject = { type: 'string', description: 'timestamp,value[,annotation] rows (ALL: one column per statistic), streamed' };
+/** Value reads answer JSON or, with Accept: text/csv, CSV. */
+const jsonOrCsv = (schema: JsonObject): Content => ({ 'application/json': schema, 'text/csv': CSV });
+const valuesOrRollups: JsonObject = { type: 'array', items: { anyOf: [ref('point-value'), ref('rollup-value')] } };
+
+const ok = (description: string, content?: Content): SuccessDoc => ({ status: 200, description, content });
+const created = (what: string, id: string): SuccessDoc => ({
+  status: 201,
+  description: `${what} created`,
+  content: json(ref(id)),
+  headers: { Location: `URL of the new ${what.toLowerCase()}` },
+});
+const noContent = (description: string): SuccessDoc => ({ status: 204, description });
+
+const RQL_NOTE =
+  'The query string is an RQL expression (eq, ne, gt, lt, ge, le, match, in, or, sort, limit; terms joined with &). ' +
+  'No limit() means the first 1000 items; limit() above 100000 is a 400.';
+
+/** List, read, create, update and delete of an XID-named resource (api/crud.ts). */
+function crud(tag: string, base: string, noun: string, body: string, view: string, rqlProperties: string): RouteDoc[] {
+  const path = `${API}/${base}`;
+  return [
+    { method: 'get', path, tag, summary: `List ${noun}s`, description: `${RQL_NOTE} Properties: ${rqlProperties}.`, access: 'user', params: ['rql'], success: [ok(`The ${noun}s the caller may read`, json(listOf(view)))], errors: [400] },
+    { method: 'get', path: `${path}/{xid}`, tag, summary: `Get a ${noun}`, access: 'user', params: ['xid'], success: [ok(`The ${noun}`, json(ref(view)))], errors: [403, 404] },
+    { method: 'post', path, tag, summary: `Create a ${noun}`, description: 'A missing xid is generated. An existing xid is a 409.', access: 'user', body: { schema: body, required: true }, success: [created(noun[0]!.toUpperCase() + noun.slice(1), view)], errors: [403, 404, 409] },
+    { method: 'put', path: `${path}/{xid}`, tag, summary: `Replace a ${noun}`, description: 'PUT takes the whole resource; a write-only field left out keeps its value.', access: 'user', params: ['xid'], body: { schema: body, required: true }, success: [ok(`The stored ${noun}`, json(ref(view)))], errors: [403, 404, 409] },
+    { method: 'delete', path: `${path}/{xid}`, tag, summary: `Delete a ${noun}`, access: 'user', params: ['xid'], success: [ok(`The deleted ${noun}`, json(ref(view)))], errors: [403, 404] },
+  ];
+}
+
+const READ_PARAMS: ParamName[] = ['from', 'to', 'limit', 'rollup', 'timePeriodType', 'timePeriods', 'timezone', 'truncate'];
+const READ_NOTE =
+  'from inclusive, to exclusive; to defaults to now, from to 24 h before to. With rollup (other than NONE), one value per period of ' +
+  'timePeriods × timePeriodType (the whole range without timePeriodType). Non-numeric points allow only NONE, FIRST, LAST, START, COUNT, ALL. ' +
+  'Accept: text/csv answers CSV.';
+
+const WEBSOCKET_NOTE =
+  'A WebSocket upgrade (GET with Upgrade: websocket), authenticated at the handshake by the session cookie or an Authorization header; ' +
+  'refused with the error body (401 without valid credentials, 403 for a session cookie from a foreign Origin, 429, 503 while stopping). ' +
+  'The server pings every 10 s. Close codes: 4101 session ended, 4102 user changed or disabled, 4103 tokens revoked, 4104 token expired, ' +
+  '1013 slow consumer, 1008 too many unhandled client messages, 1001 service stopping.';
+
+const switching = (description: string, messages: Record<string, string>): SuccessDoc => ({
+  status: 101,
+  description: `${description} Messages: ${Object.entries(messages)
+    .map(([direction, id]) => `${direction}: #/components/schemas/${id}`)
+    .join('; ')}.`,
+});
+
+export const ROUTES: readonly RouteDoc[] = [
+  // Service
+  { method: 'get', path: '/health', tag: 'Service', summary: 'Liveness and a round trip to each store', access: 'public', success: [ok('Both stores answer', json(ref('health'))), { status: 503, description: 'A store does not answer (status "degraded")', content: json(ref('health')) }] },
+  {
+    method: 'get',
+    path: '/metrics',
+    tag: 'Service',
+    summary: 'Prometheus metrics',
+    description: 'Text exposition format: process metrics, HTTP requests by method, route and status with latencies, point values written, write-buffer fill, data sources by state, active events, WebSocket connections. Superadmin only, or anyone when METRICS_PUBLIC=true.',
+    access: 'metrics',
+    success: [ok('Metrics', { 'text/plain': { type: 'string' } })],
+    errors: [403],
+  },
+  { method: 'get', path: `${API}/openapi.json`, tag: 'Service', summary: 'This OpenAPI document', access: 'public', success: [ok('OpenAPI 3.1 document', json({ type: 'object' }))] },
+  { method: 'get', path: '/swagger-ui', tag: 'Service', summary: 'Redirects to /swagger-ui/', access: 'public', success: [{ status: 301, description: 'Moved to /swagger-ui/', headers: { Location: '/swagger-ui/' } }] },
+  { method: 'get', path: '/swagger-ui/', tag: 'Service', summary: 'Swagger UI for this document', access: 'public', success: [ok('The Swagger UI page', { 'text/html': { type: 'string' } })] },
+  { method: 'get', path: '/swagger-ui/{file}', tag: 'Service', summary: 'Swagger UI assets', access: 'public', params: ['swaggerFile'], success: [ok('The asset (JavaScript, CSS or image)', { 'application/javascript': { type: 'string' }, 'text/css': { type: 'string' }, 'image/png': { type: 'string', contentEncoding: 'binary' } }), { status: 304, description: 'Not modified (If-None-Match)' }], errors: [404] },
+
+  // Authentication
+  {
+    method: 'post',
+    path: `${API}/login`,
+    tag: 'Authentication',
+    summary: 'Log in (session)',
+    description: 'Needs the XSRF-TOKEN cookie equal to the X-XSRF-TOKEN header (the client may generate the first token). Sets the DDS_SESSION cookie (HttpOnly) and a new XSRF-TOKEN cookie. An expired password (PASSWORD_MAX_AGE_DAYS) answers 401/4010 until the body carries newPassword.',
+    access: 'login',
+    body: { schema: 'login', required: true },
+    success: [{ status: 200, description: 'Logged in: the user', content: json(ref('user-view')), headers: { 'Set-Cookie': 'DDS_SESSION=...; HttpOnly; SameSite=Lax; Path=/ and XSRF-TOKEN=...; SameSite=Lax; Path=/' } }],
+    errors: [401, 403],
+  },
+  { method: 'post', path: `${API}/logout`, tag: 'Authentication', summary: 'Log out', description: 'Deletes the session and clears the cookies. With a session cookie the CSRF header is needed.', access: 'public', success: [noContent('Logged out')], errors: [403] },
+  {
+    method: 'post',
+    path: `${API}/auth-tokens/create`,
+    tag: 'Authentication',
+    summary: 'Create a JWT',
+    description: 'Only a caller authenticated by password (session or Basic) may create tokens; a token cannot (403). A token for another user needs superadmin. Default expiry 5 minutes, at most JWT_MAX_EXPIRY_DAYS.',
+    access: 'user',
+    body: { schema: 'auth-token-create', required: false },
+    success: [{ status: 201, description: 'The token', content: json(ref('auth-token')) }],
+    errors: [403],
+  },
+  { method: 'post', path: `${API}/auth-tokens/revoke`, tag: 'Authentication', summary: "Revoke the caller's tokens", access: 'user', success: [noContent('Every token of the caller is invalid')] },
+  { method: 'post', path: `${API}/auth-tokens/revoke/{username}`, tag: 'Authentication', summary: "Revoke a user's tokens (superadmin)", access: 'user', params: ['username'], success: [noContent("Every token of the user is invalid")], errors: [403, 404] },
+  { method: 'post', path: `${API}/auth-tokens/reset-keys`, tag: 'Authentication', summary: 'New signing key (superadmin)', description: 'Every token becomes invalid.', access: 'user', success: [noContent('Keys reset')], errors: [403] },
+  { method: 'get', path: `${API}/auth-tokens/public-key`, tag: 'Authentication', summary: 'The public key that verifies tokens', access: 'public', success: [ok('Public JWK', json(ref('public-jwk')))] },
+
+  // Users
+  { method: 'get', path: `${API}/users`, tag: 'Users', summary: 'List users', description: `${RQL_NOTE} Properties: id, username, email, name, disabled. Non-admins see only themselves.`, access: 'user', params: ['rql'], success: [ok('Users', json(listOf('user-view')))], errors: [400] },
+  { method: 'get', path: `${API}/users/current`, tag: 'Users', summary: 'The caller', access: 'user', success: [ok('The authenticated user', json(ref('user-view')))] },
+  { method: 'get', path: `${API}/users/{username}`, tag: 'Users', summary: 'Get a user', access: 'user', params: ['username'], success: [ok('The user', json(ref('user-view')))], errors: [403, 404] },
+  { method: 'post', path: `${API}/users`, tag: 'Users', summary: 'Create a user (superadmin)', access: 'user', body: { schema: 'user', required: true }, success: [created('User', 'user-view')], errors: [403, 409] },
+  {
+    method: 'put',
+    path: `${API}/users/{username}`,
+    tag: 'Users',
+    summary: 'Replace a user',
+    description: 'Superadmin; or the user itself for email, name, locale, timezone and password (a password change needs currentPassword, else 400/4012; touching its own permissions or disabled is 403). A permission or password change ends the user\'s other sessions and revokes its tokens.',
+    access: 'user',
+    params: ['username'],
+    body: { schema: 'user', required: true },
+    success: [ok('The stored user', json(ref('user-view')))],
+    errors: [400, 403, 404, 409],
+  },
+  { method: 'delete', path: `${API}/users/{username}`, tag: 'Users', summary: 'Delete a user (superadmin, not self)', access: 'user', params: ['username'], success: [ok('The deleted user', json(ref('user-view')))], errors: [403, 404] },
+
+  // Data sources
+  { method: 'get', path: `${API}/data-sources/by-xid/{xid}`, tag: 'Data sources', summary: 'Get a data source by XID', access: 'user', params: ['xid'], success: [ok('The data source', json(ref('data-source-view')))], errors: [403, 404] },
+  { method: 'put', path: `${API}/data-sources/enable-disable/{xid}`, tag: 'Data sources', summary: 'Enable or disable a data source', access: 'user', params: ['xid'], body: { schema: 'enable-disable', required: true }, success: [ok('The data source', json(ref('data-source-view')))], errors: [403, 404] },
+  ...crud('Data sources', 'data-sources', 'data source', 'data-source', 'data-source-view', 'id, xid, name, enabled, modelType, state'),
+  ...crud('Data points', 'data-points', 'data point', 'data-point', 'data-point-view', 'id, xid, name, enabled, deviceName, dataSourceXid, dataType, settable, unit, tags.<key>'),
+  ...crud('Event detectors', 'event-detectors', 'event detector', 'event-detector', 'event-detector-view', 'id, xid, name, dataPointXid, detectorType, alarmLevel'),
+
+  // Events
+  { method: 'get', path: `${API}/events`, tag: 'Events', summary: 'List events', description: `${RQL_NOTE} Properties: id, active, acknowledged, alarmLevel (ordered), activeTimestamp, rtnTimestamp, eventType, dataPointXid, dataSourceXid.`, access: 'user', params: ['rql'], success: [ok('Events of points and sources the caller may read', json(listOf('event')))], errors: [400] },
+  { method: 'post', path: `${API}/events/acknowledge`, tag: 'Events', summary: 'Acknowledge every event an RQL query matches', description: RQL_NOTE, access: 'user', params: ['rql'], success: [ok('How many were acknowledged', json(ref('events-acknowledged')))], errors: [400] },
+  { method: 'put', path: `${API}/events/acknowledge/{id}`, tag: 'Events', summary: 'Acknowledge an event', description: 'Acknowledging again keeps the first acknowledgement. No body.', access: 'user', params: ['eventId'], success: [ok('The event', json(ref('event')))], errors: [403, 404] },
+  { method: 'get', path: `${API}/events/{id}`, tag: 'Events', summary: 'Get an event', access: 'user', params: ['eventId'], success: [ok('The event', json(ref('event')))], errors: [403, 404] },
+
+  // Point values
+  { method: 'get', path: `${API}/point-values/latest/{xid}`, tag: 'Point values', summary: 'Latest values, newest first', access: 'user', params: ['xid', 'latestLimit'], success: [ok('Values', jsonOrCsv(arrayOf('point-value')))], errors: [400, 403, 404] },
+  { method: 'get', path: `${API}/point-values/single/{xid}`, tag: 'Point values', summary: 'Values or rollups of one point', description: READ_NOTE, access: 'user', params: ['xid', ...READ_PARAMS], success: [ok('Values oldest first, or one rolled-up value per period', jsonOrCsv(valuesOrRollups))], errors: [400, 403, 404] },
+  { method: 'get', path: `${API}/point-values/time-period/{xid}`, tag: 'Point values', summary: 'Values or rollups of one point (Mango alias of single)', description: READ_NOTE, access: 'user', params: ['xid', ...READ_PARAMS], success: [ok('Values or rollups', jsonOrCsv(valuesOrRollups))], errors: [400, 403, 404] },
+  { method: 'get', path: `${API}/point-values/time-period/{xid}/{rollup}`, tag: 'Point values', summary: 'Rollups of one point, rollup in the path', description: READ_NOTE, access: 'user', params: ['xid', 'rollupPath', ...READ_PARAMS.filter((p) => p !== 'rollup')], success: [ok('Rollups', jsonOrCsv(valuesOrRollups))], errors: [400, 403, 404] },
+  {
+    method: 'get',
+    path: `${API}/point-values/multiple-arrays/time-period/{xids}`,
+    tag: 'Point values',
+    summary: 'Values or rollups of several points',
+    description: `${READ_NOTE} JSON only. An unknown or unreadable XID fails the whole request.`,
+    access: 'user',
+    params: ['xids', ...READ_PARAMS],
+    success: [ok('XID → values', json({ type: 'object', additionalProperties: valuesOrRollups }))],
+    errors: [400, 403, 404],
+  },
+  {
+    method: 'get',
+    path: `${API}/point-values/multiple-arrays/time-period/{xids}/{rollup}`,
+    tag: 'Point values',
+    summary: 'Rollups of several points, rollup in the path',
+    description: `${READ_NOTE} JSON only.`,
+    access: 'user',
+    params: ['xids', 'rollupPath', ...READ_PARAMS.filter((p) => p !== 'rollup')],
+    success: [ok('XID → rollups', json({ type: 'object', additionalProperties: valuesOrRollups }))],
+    errors: [400, 403, 404],
+  },
+  {
+    method: 'put',
+    path: `${API}/point-values/{xid}`,
+    tag: 'Point values',
+    summary: 'Set a value',
+    description: 'The point must be enabled (with its source) and settable; the caller needs set permission. A Modbus point writes the device first and stores the value only if that succeeded (502 otherwise).',
+    access: 'user',
+    params: ['xid'],
+    body: { schema: 'point-value-set', required: true },
+    success: [ok('The value set', json(ref('point-value-set-result')))],
+    errors: [403, 404, 502],
+  },
+  {
+    method: 'post',
+    path: `${API}/point-values`,
+    tag: 'Point values',
+    summary: 'Bulk ingest',
+    description: 'Up to 16 MiB. Validated as a whole; answered once durable and readable. A value newer than its point\'s latest acts as a live value; older ones only enter history.',
+    access: 'user',
+    body: { schema: 'point-values-bulk', required: true },
+    success: [ok('Values written', json(ref('point-values-written')))],
+    errors: [403],
+  },
+  { method: 'delete', path: `${API}/point-values/{xid}`, tag: 'Point values', summary: 'Delete values in a range', description: 'Needs edit permission on the point.', access: 'user', params: ['xid', 'deleteFrom', 'deleteTo'], success: [ok('Values deleted', json(ref('point-values-deleted')))], errors: [400, 403, 404] },
+
+  // JSON store
+  { method: 'get', path: `${API}/json-store`, tag: 'JSON store', summary: 'List JSON store items (without jsonData)', description: `${RQL_NOTE} Properties: xid, name.`, access: 'user', params: ['rql'], success: [ok('Items the caller may read', json(listOf('json-store-summary')))], errors: [400] },
+  { method: 'get', path: `${API}/json-store/{xid}`, tag: 'JSON store', summary: 'Get a JSON store item', access: 'user', params: ['xid'], success: [ok('The item; jsonData exactly as stored', json(ref('json-store-item-view')))], errors: [403, 404] },
+  { method: 'get', path: `${API}/json-store/{xid}/{path}`, tag: 'JSON store', summary: 'The value at a dot path inside jsonData', access: 'user', params: ['xid', 'jsonPath'], success: [ok('The bare JSON value there', json({ description: 'Any JSON value' }))], errors: [400, 403, 404] },
+  {
+    method: 'post',
+    path: `${API}/json-store`,
+    tag: 'JSON store',
+    summary: 'Create or replace a JSON store item',
+    description: 'Creates the item (201), or replaces the one with the same xid (200, needs edit permission). Items up to 1 MiB (413).',
+    access: 'user',
+    body: { schema: 'json-store', required: true },
+    success: [created('Item', 'json-store-item-view'), ok('Replaced: the stored item', json(ref('json-store-item-view')))],
+    errors: [403],
+  },
+  { method: 'put', path: `${API}/json-store/{xid}`, tag: 'JSON store', summary: 'Replace a JSON store item', access: 'user', params: ['xid'], body: { schema: 'json-store', required: true }, success: [ok('The stored item', json(ref('json-store-item-view')))], errors: [403, 404] },
+  { method: 'delete', path: `${API}/json-store/{xid}`, tag: 'JSON store', summary: 'Delete a JSON store item', access: 'user', params: ['xid'], success: [ok('The deleted item', json(ref('json-store-item-view')))], errors: [403, 404] },
+
+  // WebSocket
+  {
+    method: 'get',
+    path: `${API}/websocket/point-value`,
+    tag: 'WebSocket',
+    summary: 'Live point values (WebSocket)',
+    description: `${WEBSOCKET_NOTE} The client sends {"xid", "eventTypes": [...]} per point (an empty list unsubscribes); the server answers REGISTERED with the current value, then the requested events; errors {"status":"ERROR","payload":{"type":"NOT_FOUND|PERMISSION_DENIED|SERVER_ERROR","message"}}.`,
+    access: 'user',
+    success: [switching('Switching to the WebSocket protocol.', { client: 'websocket-point-value-subscribe', server: 'websocket-point-value-message', errors: 'websocket-error-message' })],
+    errors: [403, 503],
+  },
+  {
+    method: 'get',
+    path: `${API}/websocket/events`,
+    tag: 'WebSocket',
+    summary: 'Live events (WebSocket)',
+    description: `${WEBSOCKET_NOTE} The server pushes every raise, acknowledgement and return to normal of the events the user may read; client messages are ignored.`,
+    access: 'user',
+    success: [switching('Switching to the WebSocket protocol.', { server: 'websocket-event-message' })],
+    errors: [403, 503],
+  },
+];

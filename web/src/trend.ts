@@ -1,0 +1,317 @@
+// The trend chart: one or several points drawn with uPlot over a time range, raw or rolled up, from
+// GET /point-values/multiple-arrays/time-period/<xid,xid>[/<rollup>]. Over a "last …" range new
+// values arrive on the point-value WebSocket (UPDATE events) and are appended; while the socket is
+// down the chart polls instead. With a rollup, live values trigger a throttled reload (appending raw
+// values to period statistics would mix two kinds of numbers).
+import uPlot from 'uplot';
+import { get, seg, type DataPoint, type List, type PointValue } from './api.js';
+import { byId, field, say, sayError } from './dom.js';
+import { LiveSocket, type LiveState } from './live.js';
+
+const RANGES: Record<string, number> = { '10m': 600_000, '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000 };
+const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2'];
+const POLL_MS = 5_000;
+const ROLLUP_RELOAD_MS = 10_000;
+const REDRAW_MS = 250;
+
+/** What the form asks for, resolved to concrete times and a rollup. */
+interface Query {
+  xids: string[];
+  /** The span of a "last …" range; undefined for a custom range (no live updates). */
+  span: number | undefined;
+  from: number;
+  to: number;
+  rollup: string;
+  timePeriodType?: string;
+  timePeriods?: number;
+}
+
+/** Automatic rollup: raw values up to 2 hours, else time-weighted averages, a few hundred per range. */
+const AUTO_STEPS: [number, string, number][] = [
+  [60_000, 'MINUTES', 1],
+  [5 * 60_000, 'MINUTES', 5],
+  [15 * 60_000, 'MINUTES', 15],
+  [3_600_000, 'HOURS', 1],
+  [6 * 3_600_000, 'HOURS', 6],
+  [86_400_000, 'DAYS', 1],
+];
+function autoRollup(span: number): Pick<Query, 'rollup' | 'timePeriodType' | 'timePeriods'> {
+  if (span <= 2 * 3_600_000) return { rollup: 'NONE' };
+  const step = AUTO_STEPS.find(([ms]) => span / ms <= 500) ?? AUTO_STEPS[AUTO_STEPS.length - 1]!;
+  return { rollup: 'AVERAGE', timePeriodType: step[1], timePeriods: step[2] };
+}
+
+function chartValue(v: PointValue['value']): number | null {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : null;
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  return null; // text values and empty periods are not drawn
+}
+
+export interface TrendView {
+  show(xids: string[]): void;
+  stop(): void;
+}
+
+export function trendView(): TrendView {
+  const form = byId<HTMLFormElement>('trend-form');
+  const status = byId('trend-status');
+  const chartEl = byId('trend-chart');
+  let query: Query | undefined;
+  let plot: uPlot | undefined;
+  let plotXids = '';
+  // uPlot's aligned data: timestamps (ms), then one array per point, null where it has no value.
+  let xs: number[] = [];
+  let ys: (number | null)[][] = [];
+  let redrawTimer: number | undefined;
+  let pollTimer: number | undefined;
+  let reloadTimer: number | undefined;
+  let loading: Promise<void> | undefined;
+  const subscribed = new Set<string>();
+  /** Point names for the legend, by XID. */
+  const names = new Map<string, string>();
+
+  const live = new LiveSocket('point-value', {
+    onMessage: onLiveMessage,
+    onState: onLiveState,
+  });
+
+  function readForm(): Query {
+    const xids = [...new Set(field(form, 'xids').split(',').map((x) => x.trim()).filter((x) => x !== ''))];
+    if (xids.length === 0) throw new Error('Name at least one point XID');
+    const range = field(form, 'range');
+    let span: number | undefined;
+    let from: number;
+    let to: number;
+    if (range === 'custom') {
+      from = new Date(field(form, 'from')).getTime();
+      to = new Date(field(form, 'to')).getTime();
+      if (!Number.isFinite(from) || !Number.isFinite(to)) throw new Error('Enter both From and To for a custom range');
+      if (from >= to) throw new Error('From must be before To');
+    } else {
+      span = RANGES[range] ?? RANGES['1h']!;
+      to = Date.now();
+      from = to - span;
+    }
+    const rollup = field(form, 'rollup');
+    if (rollup === 'AUTO') return { xids, span, from, to, ...autoRollup(to - from) };
+    if (rollup === 'NONE') return { xids, span, from, to, rollup };
+    const timePeriods = Number(field(form, 'timePeriods'));
+    return { xids, span, from, to, rollup, timePeriodType: field(form, 'timePeriodType'), timePeriods: Number.isInteger(timePeriods) && timePeriods >= 1 ? timePeriods : 1 };
+  }
+
+  function url(q: Query): string {
+    const params = new URLSearchParams({ from: String(q.from), to: String(q.to) });
+    if (q.rollup !== 'NONE' && q.timePeriodType) {
+      params.set('timePeriodType', q.timePeriodType);
+      params.set('timePeriods', String(q.timePeriods ?? 1));
+      params.set('timezone', Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
+    }
+    const rollup = q.rollup === 'NONE' ? '' : `/${q.rollup}`;
+    return `/point-values/multiple-arrays/time-period/${q.xids.map(seg).join(',')}${rollup}?${params}`;
+  }
+
+  /** Fetches the whole range again (a "last …" range moves to now first). */
+  function load(): Promise<void> {
+    loading ??= (async () => {
+      const q = query;
+      if (!q) return;
+      if (q.span !== undefined) {
+        q.to = Date.now();
+        q.from = q.to - q.span;
+      }
+      try {
+        const result = await get<Record<string, PointValue[]>>(url(q));
+        if (q !== query) return;
+        align(q.xids.map((xid) => result[xid] ?? []));
+        draw();
+        describe();
+      } catch (err) {
+        sayError(status, err);
+      }
+    })().finally(() => (loading = undefined));
+    return loading;
+  }
+
+  function align(series: PointValue[][]): void {
+    const times = [...new Set(series.flatMap((s) => s.map((v) => v.timestamp)))].sort((a, b) => a - b);
+    const index = new Map(times.map((t, i) => [t, i]));
+    xs = times;
+    ys = series.map((s) => {
+      const column: (number | null)[] = new Array<number | null>(times.length).fill(null);
+      for (const v of s) column[index.get(v.timestamp)!] = chartValue(v.value);
+      return column;
+    });
+  }
+
+  /** Adds one live value, keeping the timestamps sorted and the window at its span. */
+  function append(seriesIndex: number, timestamp: number, value: number | null): void {
+    let i = xs.length;
+    while (i > 0 && xs[i - 1]! > timestamp) i--;
+    if (i > 0 && xs[i - 1] === timestamp) {
+      ys[seriesIndex]![i - 1] = value;
+    } else {
+      xs.splice(i, 0, timestamp);
+      ys.forEach((column, s) => column.splice(i, 0, s === seriesIndex ? value : null));
+    }
+    if (query?.span !== undefined) {
+      query.to = Math.max(query.to, timestamp, Date.now());
+      query.from = query.to - query.span;
+      let drop = 0;
+      while (drop < xs.length && xs[drop]! < query.from) drop++;
+      if (drop > 0) {
+        xs.splice(0, drop);
+        for (const column of ys) column.splice(0, drop);
+      }
+    }
+    redrawTimer ??= window.setTimeout(() => {
+      redrawTimer = undefined;
+      draw();
+      describe();
+    }, REDRAW_MS);
+  }
+
+  function draw(): void {
+    const q = query;
+    if (!q) return;
+    const data: uPlot.AlignedData = [xs, ...ys];
+    const width = Math.max(300, chartEl.clientWidth - 16);
+    const key = q.xids.join(',');
+    if (!plot || plotXids !== key) {
+      plot?.destroy();
+      plotXids = key;
+      const options: uPlot.Options = {
+        width,
+        height: 360,
+        ms: 1,
+        // The x range follows the query (a "last …" range slides with live values).
+        scales: { x: { time: true, range: (): uPlot.Range.MinMax => [query?.from ?? null, query?.to ?? null] } },
+        series: [{ label: 'Time' }, ...q.xids.map((xid, i) => ({ label: names.get(xid) ?? xid, stroke: COLORS[i % COLORS.length]!, width: 2, spanGaps: true }))],
+        axes: [{}, {}],
+      };
+      plot = new uPlot(options, data, chartEl);
+    } else {
+      plot.setData(data);
+    }
+    // For tests and curious users: how many values the chart holds.
+    chartEl.dataset.points = String(ys.reduce((n, column) => n + column.filter((v) => v !== null).length, 0));
+  }
+
+  function describe(): void {
+    const q = query;
+    if (!q) return;
+    const how = q.rollup === 'NONE' ? 'raw values' : `${q.rollup} per ${q.timePeriods ?? 1} ${q.timePeriodType ?? ''}`.trim();
+    const liveText = q.span === undefined ? 'fixed range' : live.state === 'open' ? 'live' : `polling every ${POLL_MS / 1000} s (live updates unavailable)`;
+    say(status, `${chartEl.dataset.points ?? 0} values, ${how}, ${liveText}`);
+  }
+
+  function onLiveMessage(msg: unknown): void {
+    if (typeof msg !== 'object' || msg === null) return;
+    const { status: st, payload } = msg as { status?: string; payload?: Record<string, unknown> };
+    if (!payload) return;
+    if (st === 'ERROR') {
+      say(status, `Live updates: ${String(payload.message ?? payload.type)}`, 'error');
+      return;
+    }
+    const q = query;
+    if (!q || q.span === undefined || payload.event !== 'UPDATE' || typeof payload.xid !== 'string') return;
+    const index = q.xids.indexOf(payload.xid);
+    const value = payload.value as PointValue | undefined;
+    if (index < 0 || !value || typeof value.timestamp !== 'number') return;
+    if (q.rollup === 'NONE') append(index, value.timestamp, chartValue(value.value));
+    else reloadTimer ??= window.setTimeout(() => void load().finally(() => (reloadTimer = undefined)), ROLLUP_RELOAD_MS);
+  }
+
+  function onLiveState(state: LiveState): void {
+    if (state === 'open') {
+      subscribed.clear();
+      syncSubscriptions();
+      void load(); // fills what happened while the socket was down
+    }
+    updatePolling();
+    describe();
+  }
+
+  function syncSubscriptions(): void {
+    const wanted = new Set(query?.span !== undefined ? query.xids : []);
+    for (const xid of subscribed) {
+      if (!wanted.has(xid) && live.send({ xid, eventTypes: [] })) subscribed.delete(xid);
+    }
+    for (const xid of wanted) {
+      if (!subscribed.has(xid) && live.send({ xid, eventTypes: ['UPDATE'] })) subscribed.add(xid);
+    }
+  }
+
+  function updatePolling(): void {
+    const wantPoll = query?.span !== undefined && live.state !== 'open';
+    if (wantPoll && pollTimer === undefined) pollTimer = window.setInterval(() => void load(), POLL_MS);
+    if (!wantPoll && pollTimer !== undefined) {
+      window.clearInterval(pollTimer);
+      pollTimer = undefined;
+    }
+  }
+
+  /** Looks up the names of points not seen yet (the legend shows names; XIDs when unreadable). */
+  async function loadNames(xids: string[]): Promise<void> {
+    const missing = xids.filter((x) => !names.has(x));
+    if (missing.length === 0) return;
+    try {
+      const list = await get<List<DataPoint>>(`/data-points?in(xid,(${missing.map(seg).join(',')}))&limit(${missing.length})`);
+      for (const p of list.items) names.set(p.xid, p.name);
+    } catch {
+      // the chart itself reports what is wrong with these XIDs
+    }
+  }
+
+  async function apply(): Promise<void> {
+    let q: Query;
+    try {
+      q = readForm();
+    } catch (err) {
+      sayError(status, err);
+      return;
+    }
+    query = q;
+    say(status, 'Loading…');
+    await loadNames(q.xids);
+    if (query !== q) return;
+    if (q.span !== undefined) live.start();
+    syncSubscriptions();
+    updatePolling();
+    await load();
+  }
+
+  function syncControls(): void {
+    const custom = field(form, 'range') === 'custom';
+    const rollup = field(form, 'rollup');
+    for (const el of form.querySelectorAll<HTMLElement>('.custom')) el.hidden = !custom;
+    for (const el of form.querySelectorAll<HTMLElement>('.period')) el.hidden = rollup === 'AUTO' || rollup === 'NONE';
+  }
+
+  form.addEventListener('change', syncControls);
+  form.addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    void apply();
+  });
+  window.addEventListener('resize', () => plot?.setSize({ width: Math.max(300, chartEl.clientWidth - 16), height: 360 }));
+  syncControls();
+
+  return {
+    show(xids) {
+      (form.elements.namedItem('xids') as HTMLInputElement).value = xids.join(',');
+      void apply();
+    },
+    stop() {
+      query = undefined;
+      live.stop();
+      subscribed.clear();
+      updatePolling();
+      window.clearTimeout(reloadTimer);
+      reloadTimer = undefined;
+      plot?.destroy();
+      plot = undefined;
+      plotXids = '';
+      chartEl.replaceChildren();
+      delete chartEl.dataset.points;
+    },
+  };
+}
