@@ -13,7 +13,7 @@ import { Device, freePort } from './helpers/modbus-device.js';
 const DS = '/rest/latest/data-sources';
 const DP = '/rest/latest/data-points';
 const PV = '/rest/latest/point-values';
-const BROKER = process.env.TEST_MQTT_URL || 'mqtt://127.0.0.1:1883';
+const BROKER = 'mqtt://127.0.0.1:1883';
 
 interface RawValue {
   timestamp: number;
