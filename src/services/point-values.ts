@@ -43,8 +43,20 @@ export class PointValueService {
   readonly bus = new PointValueBus();
   private readonly latestCache: LatestValueCache;
   private readonly buffer: WriteBuffer;
-  private readonly pointsByXid = new LRUCache<string, DataPointRecord>({ max: 100_000, ttl: POINT_CACHE_TTL_MS });
+  /**
+   * Points by XID. An entry older than the TTL is still answered while it is refreshed in the
+   * background: a bulk write of a thousand points must not stall on a thousand lookups each time
+   * the TTL runs out. This instance's own changes evict at once (forgetPoint).
+   */
+  private readonly pointsByXid = new LRUCache<string, DataPointRecord>({
+    max: 100_000,
+    ttl: POINT_CACHE_TTL_MS,
+    allowStale: true,
+    fetchMethod: (xid) => this.points.findByXid(xid),
+  });
   private deviceWriter: DeviceWriter | undefined;
+  /** Each point's newest published live value: what "newer than the latest" means for the bus. */
+  private readonly published: LRUCache<number, StoredValue>;
 
   constructor(
     readonly store: PointValueStore,
@@ -53,6 +65,7 @@ export class PointValueService {
     options: { writeBufferValues: number; latestCachePoints: number },
   ) {
     this.latestCache = new LatestValueCache(store, options.latestCachePoints);
+    this.published = new LRUCache({ max: options.latestCachePoints });
     this.buffer = new WriteBuffer(store, options.writeBufferValues);
   }
 
@@ -97,15 +110,11 @@ export class PointValueService {
   forgetPoint(point: Pick<DataPointRecord, 'id' | 'xid'>): void {
     this.pointsByXid.delete(point.xid);
     this.latestCache.invalidate(point.id);
+    this.published.delete(point.id);
   }
 
   async point(xid: string): Promise<DataPointRecord | undefined> {
-    let p = this.pointsByXid.get(xid);
-    if (!p) {
-      p = await this.points.findByXid(xid);
-      if (p) this.pointsByXid.set(xid, p);
-    }
-    return p;
+    return this.pointsByXid.fetch(xid);
   }
 
   /** The point, if it exists and the user may read it (404 before 403). */
@@ -245,6 +254,7 @@ export class PointValueService {
     if (!(await this.points.mayEdit(user, point))) throw ApiError.accessDenied();
     const deleted = await this.store.delete(point.id, from, to);
     this.latestCache.invalidate(point.id);
+    this.published.delete(point.id);
     return deleted;
   }
 
@@ -270,8 +280,11 @@ export class PointValueService {
   }
 
   /**
-   * Writes durably, then lets the values that became their point's newest act as live values
-   * (latest cache, bus); older ones only enter history.
+   * Publishes the values that became their point's newest as live values (bus: WebSocket,
+   * detectors) as soon as they are accepted, then writes durably, then updates the latest cache:
+   * the pipeline of ARCHITECTURE.md (accept → type check → latest → bus → write buffer). A trend or
+   * an alarm does not wait for the disk; older values only enter history. Should the write fail,
+   * what was published is forgotten, so the next value is judged against the store again.
    */
   private async write(batch: ValueBatch, points: ReadonlyMap<number, DataPointRecord>, kind: LiveValueKind): Promise<void> {
     if (this.bus.listenerCount === 0) {
@@ -279,26 +292,37 @@ export class PointValueService {
       this.latestCache.applyBatch(batch);
       return;
     }
-    // Know each point's newest before writing, so "newer than the latest" means newer than before.
-    const previous = new Map<number, StoredValue | undefined>();
-    for (const id of points.keys()) previous.set(id, await this.latestCache.newest(id));
-    await this.buffer.write(batch);
-    const rows = new Map<number, StoredValue[]>();
-    for (let i = 0; i < batch.length; i++) {
-      let list = rows.get(batch.series[i]!);
-      if (!list) rows.set(batch.series[i]!, (list = []));
-      list.push(storedAt(batch, i));
+    const rows = rowsBySeries(batch);
+    const loaded = new Map<number, StoredValue | undefined>();
+    for (const id of rows.keys()) loaded.set(id, await this.newestPublished(id));
+    // No await from here to the end of the loop: batches of one point publish one after another.
+    for (const [id, stored] of rows) this.publishLive(points.get(id)!, stored, loaded.get(id), kind);
+    try {
+      await this.buffer.write(batch);
+    } catch (err) {
+      for (const id of rows.keys()) this.published.delete(id);
+      throw err;
     }
-    for (const [id, stored] of rows) {
-      stored.sort((a, b) => a.ts - b.ts);
-      const live = this.latestCache.applyWritten(id, stored);
-      const point = points.get(id)!;
-      let before = previous.get(id);
-      for (const value of kind === 'SET' ? stored : live) {
-        this.bus.publish({ pointId: id, xid: point.xid, dataType: point.dataType, value, previous: before, kind });
-        before = value;
-      }
+    for (const [id, stored] of rows) this.latestCache.applyWritten(id, stored);
+  }
+
+  /** The newest value published for a point, or its newest stored value before any was. */
+  private async newestPublished(id: number): Promise<StoredValue | undefined> {
+    if (this.published.has(id)) return this.published.get(id);
+    const stored = await this.latestCache.newest(id);
+    return this.published.has(id) ? this.published.get(id) : stored;
+  }
+
+  /** Publishes the values newer than the point's newest (every value for SET), in time order. */
+  private publishLive(point: DataPointRecord, stored: readonly StoredValue[], loaded: StoredValue | undefined, kind: LiveValueKind): void {
+    let before = this.published.has(point.id) ? this.published.get(point.id) : loaded;
+    for (const value of stored) {
+      const newer = before === undefined || value.ts > before.ts;
+      if (!newer && kind !== 'SET') continue;
+      this.bus.publish({ pointId: point.id, xid: point.xid, dataType: point.dataType, value, previous: before, kind });
+      if (newer) before = value;
     }
+    if (before) this.published.set(point.id, before);
   }
 }
 
@@ -306,6 +330,18 @@ export class PointValueService {
 function describe(value: unknown): string {
   const text = typeof value === 'string' ? JSON.stringify(value) : String(value);
   return text.length > 40 ? `${text.slice(0, 37)}...` : text;
+}
+
+/** The batch's rows per series, ascending by ts. */
+function rowsBySeries(batch: ValueBatch): Map<number, StoredValue[]> {
+  const rows = new Map<number, StoredValue[]>();
+  for (let i = 0; i < batch.length; i++) {
+    let list = rows.get(batch.series[i]!);
+    if (!list) rows.set(batch.series[i]!, (list = []));
+    list.push(storedAt(batch, i));
+  }
+  for (const list of rows.values()) list.sort((a, b) => a.ts - b.ts);
+  return rows;
 }
 
 function emptyBatch(n: number): ValueBatch {
