@@ -152,15 +152,22 @@ export class DetectorRuntime {
     if (this.listening) return;
     this.listening = true;
     const { events, detectors, points, sources } = this.deps;
+    // Awaited by the API: a value written after the answer meets the detector as it now is.
     detectors.onChange({
       detectorCreated: (d) => {
-        if (this.running) this.enqueue(() => this.load({ detectorId: d.id }));
+        if (!this.running) return;
+        this.enqueue(() => this.load({ detectorId: d.id }));
+        return this.idle();
       },
       detectorUpdated: (d, before) => {
-        if (this.running) this.detectorUpdated(d, before);
+        if (!this.running) return;
+        this.detectorUpdated(d, before);
+        return this.idle();
       },
       detectorDeleted: (d) => {
-        if (this.running) this.detectorGone(d.id);
+        if (!this.running) return;
+        this.detectorGone(d.id);
+        return this.idle();
       },
     });
     points.onChange({

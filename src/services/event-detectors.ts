@@ -94,10 +94,11 @@ function detectorConfig(input: EventDetectorInput, point: DataPointRecord): Reco
 const notFound = () => ApiError.notFound('Event detector not found');
 
 /** Something that must follow detector changes (the detector runtime). */
+/** Awaited before the API answers: a value written right after creating a detector is evaluated by it. */
 export interface EventDetectorListener {
-  detectorCreated(detector: EventDetectorRecord): void;
-  detectorUpdated(detector: EventDetectorRecord, before: EventDetectorRecord): void;
-  detectorDeleted(detector: EventDetectorRecord): void;
+  detectorCreated(detector: EventDetectorRecord): Promise<void> | void;
+  detectorUpdated(detector: EventDetectorRecord, before: EventDetectorRecord): Promise<void> | void;
+  detectorDeleted(detector: EventDetectorRecord): Promise<void> | void;
 }
 
 export class EventDetectorService {
@@ -148,7 +149,7 @@ export class EventDetectorService {
       .catch((err: unknown) => {
         throw translateDuplicateXid(err);
       });
-    for (const l of this.listeners) l.detectorCreated(created);
+    for (const l of this.listeners) await l.detectorCreated(created);
     return created;
   }
 
@@ -178,14 +179,14 @@ export class EventDetectorService {
         throw translateDuplicateXid(err);
       });
     if (!saved) throw notFound();
-    for (const l of this.listeners) l.detectorUpdated(saved, existing);
+    for (const l of this.listeners) await l.detectorUpdated(saved, existing);
     return saved;
   }
 
   async delete(user: Principal, xid: string): Promise<EventDetectorRecord> {
     const existing = await this.getForEdit(user, xid);
     await this.repo.delete(existing.id);
-    for (const l of this.listeners) l.detectorDeleted(existing);
+    for (const l of this.listeners) await l.detectorDeleted(existing);
     return existing;
   }
 
