@@ -7,11 +7,15 @@ import { openDuckDbStore } from './duckdb.js';
 import { openQuestDbStore } from './questdb.js';
 import type { PointValueStore } from './types.js';
 
+/** QuestDB may be written by other instances too: their writes show in the cache within this time. */
+const SHARED_STORE_CACHE_TTL_MS = 5_000;
+
 export async function openValueStore(config: Pick<Config, 'dataDir' | 'values'>): Promise<PointValueStore> {
   const { questdbIlp, questdbPg, questdbProtocolVersion } = config.values;
-  const store =
-    questdbIlp && questdbPg
-      ? await openQuestDbStore({ ilp: questdbIlp, pg: questdbPg, protocolVersion: questdbProtocolVersion })
-      : await openDuckDbStore(join(config.dataDir, 'values'), { memoryLimit: config.values.duckdbMemoryLimit });
-  return withBucketCache(store);
+  if (questdbIlp && questdbPg) {
+    const store = await openQuestDbStore({ ilp: questdbIlp, pg: questdbPg, protocolVersion: questdbProtocolVersion });
+    return withBucketCache(store, { ttlMs: SHARED_STORE_CACHE_TTL_MS });
+  }
+  // The DuckDB file is this process's alone: every write passes the cache, which stays exact.
+  return withBucketCache(await openDuckDbStore(join(config.dataDir, 'values'), { memoryLimit: config.values.duckdbMemoryLimit }));
 }
