@@ -7,7 +7,6 @@
 //   npm run bench -- modbus
 //   node --import tsx bench/modbus.ts                       (this benchmark alone)
 //   BENCH_SECONDS=3 npm run bench -- modbus                 (shorter runs)
-import { createServer } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import modbusSerial from 'modbus-serial';
 import type { DriverContext, DriverFactory, ProducedValue } from '../src/runtime/driver.js';
@@ -19,6 +18,7 @@ import type { Benchmark } from './lib/benchmark.js';
 import { progress } from './lib/benchmark.js';
 import { loadSeconds } from './lib/load.js';
 import { figure, printJsonLines, printTable, type Figure } from './lib/report.js';
+import { freePort } from './lib/server.js';
 import { sleep } from './lib/stats.js';
 
 const POINTS = 2_000;
@@ -30,15 +30,6 @@ interface Device {
   /** Registers the server read out. */
   registers(): number;
   close(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 async function startDevice(): Promise<Device> {

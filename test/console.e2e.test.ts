@@ -16,6 +16,7 @@ import { WEB_CONSOLE_DIR, webConsole } from '../src/app.js';
 import { projectRoot } from '../src/paths.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { loggedIn, type ApiClient, type List } from './helpers/client.js';
+import { eventually } from './helpers/wait.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = join(projectRoot, 'test', 'artifacts');
@@ -49,15 +50,6 @@ const PROBE_CANVAS = `(() => {
 
 const chartPoints = (page: Page) => page.evaluate<number>(`Number(document.getElementById('trend-chart').dataset.points ?? 0)`);
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const result = await probe();
-    if (result !== undefined) return result;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 describe('web console (Chromium)', function () {
   this.timeout(90_000);
@@ -197,9 +189,9 @@ describe('web console (Chromium)', function () {
     await trendForm.getByRole('button', { name: 'Show trend' }).click();
     await page.locator('#trend-status').filter({ hasText: /raw values, live/ }).waitFor();
     // (Polled from here: waitForFunction would eval in the page, which the console's CSP forbids.)
-    const before = await until('the history on the chart', async () => ((await chartPoints(page)) >= 120 ? chartPoints(page) : undefined));
-    await until('a live value appended', async () => ((await chartPoints(page)) > before ? true : undefined));
-    const canvas = await until('the series drawn on the canvas', async () => {
+    const before = await eventually('the history on the chart', async () => ((await chartPoints(page)) >= 120 ? chartPoints(page) : undefined));
+    await eventually('a live value appended', async () => ((await chartPoints(page)) > before ? true : undefined));
+    const canvas = await eventually('the series drawn on the canvas', async () => {
       const probe = await page.evaluate<{ width: number; height: number; opaque: number; series: number } | null>(PROBE_CANVAS);
       return probe && probe.series > 20 ? probe : undefined;
     });
@@ -216,7 +208,7 @@ describe('web console (Chromium)', function () {
     await trendForm.getByLabel(/^Period/).selectOption('HOURS');
     await trendForm.getByRole('button', { name: 'Show trend' }).click();
     await page.locator('#trend-status').filter({ hasText: /MAXIMUM per 1 HOURS, live/ }).waitFor();
-    await until('hourly maxima on the chart', async () => ((await chartPoints(page)) >= 1 ? true : undefined));
+    await eventually('hourly maxima on the chart', async () => ((await chartPoints(page)) >= 1 ? true : undefined));
 
     // An alarm: a detector that the next value crosses, staying active until acknowledged.
     const detector = await api.post('/rest/latest/event-detectors', {
@@ -270,8 +262,8 @@ describe('web console (Chromium)', function () {
       await trendForm.getByLabel('Range').selectOption('10m');
       await trendForm.getByRole('button', { name: 'Show trend' }).click();
       await p.locator('#trend-status').filter({ hasText: /polling every 5 s/ }).waitFor();
-      const first = await until('values on the chart', async () => ((await chartPoints(p)) >= 1 ? chartPoints(p) : undefined));
-      await until('a poll adding values', async () => ((await chartPoints(p)) > first ? true : undefined), 20_000);
+      const first = await eventually('values on the chart', async () => ((await chartPoints(p)) >= 1 ? chartPoints(p) : undefined));
+      await eventually('a poll adding values', async () => ((await chartPoints(p)) > first ? true : undefined), 20_000);
       await p.locator('#nav').getByRole('button', { name: /Alarms/ }).click();
       await p.locator('#alarms-live').filter({ hasText: /reloading every 10 s/ }).waitFor();
     } finally {

@@ -7,7 +7,8 @@ import { createModbusDriver } from '../src/runtime/modbus.js';
 import { encodeWrite, modbusLocator, planReads, rawFromWords, valueFromWords, type ModbusLocator } from '../src/runtime/modbus-codec.js';
 import type { DataPointRecord, DataType } from '../src/store/metadata/data-points.js';
 import type { DataSourceRecord } from '../src/store/metadata/data-sources.js';
-import { Device, freePort } from './helpers/modbus-device.js';
+import { Device } from './helpers/modbus-device.js';
+import { freePort, waitFor } from './helpers/wait.js';
 
 /** What the runtime would do with a driver's output, recorded. */
 class RecordingContext implements DriverContext {
@@ -61,14 +62,6 @@ class RecordingContext implements DriverContext {
   }
 }
 
-/** Polls `check` until it holds; generous by default because the machine may be busy. */
-async function waitFor(what: string, check: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
 
 let nextId = 1;
 function point(xid: string, locator: Record<string, unknown>, dataType: DataType = 'NUMERIC', settable = false): DataPointRecord {

@@ -13,6 +13,7 @@ import type { DriverContext, ProducedValue, SourceDriver } from '../src/runtime/
 import { createMqttDriver, Inbox } from '../src/runtime/mqtt.js';
 import type { DataPointRecord, DataType } from '../src/store/metadata/data-points.js';
 import type { DataSourceRecord } from '../src/store/metadata/data-sources.js';
+import { freePort, waitFor } from './helpers/wait.js';
 
 const SHARED_BROKER = 'mqtt://127.0.0.1:1883';
 const MOSQUITTO = '/usr/sbin/mosquitto';
@@ -90,22 +91,7 @@ function point(dataType: DataType, topic: string, jsonPath?: string): DataPointR
   };
 }
 
-async function waitFor(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
-async function freePort(): Promise<number> {
-  const server = net.createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as net.AddressInfo;
-  server.close();
-  await once(server, 'close');
-  return port;
-}
 
 function accepts(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -134,10 +120,10 @@ class Broker {
     writeFileSync(config, `listener ${this.port} 127.0.0.1\nallow_anonymous ${this.allowAnonymous}\npersistence false\n`);
     this.process = spawn(MOSQUITTO, ['-c', config], { stdio: 'ignore' });
     let ready = false;
-    await waitFor(() => {
+    await waitFor(`mosquitto on port ${this.port}`, () => {
       void accepts(this.port).then((ok) => (ready ||= ok));
       return ready;
-    }, `mosquitto on port ${this.port}`);
+    });
   }
 
   async stop(): Promise<void> {
@@ -183,7 +169,7 @@ describe('MQTT_CLIENT driver', function () {
     const driver = createMqttDriver(ctx);
     cleanups.push(() => ctx.stop(driver));
     await driver.start();
-    if (waitSubscribed) await waitFor(() => ctx.recoveries > 0, 'the driver to connect and subscribe');
+    if (waitSubscribed) await waitFor('the driver to connect and subscribe', () => ctx.recoveries > 0);
     return { ctx, driver };
   }
 
@@ -203,7 +189,7 @@ describe('MQTT_CLIENT driver', function () {
       for (const p of ['true', 'OFF', 'on', '0', '1', 'False']) await send(`${prefix}/bin`, p);
       await send(`${prefix}/multi`, '3');
       await send(`${prefix}/text`, ' hello, wörld ');
-      await waitFor(() => ctx.values.length === 11, '11 values');
+      await waitFor('11 values', () => ctx.values.length === 11);
       assert.deepEqual(ctx.valuesOf(num), [21.5, -300, 7]);
       assert.deepEqual(ctx.valuesOf(bin), [true, false, true, false, true, false]);
       assert.deepEqual(ctx.valuesOf(multi), [3]);
@@ -222,7 +208,7 @@ describe('MQTT_CLIENT driver', function () {
       await send(`${prefix}/b`, JSON.stringify({ data: { temperature: '19.5' } }));
       await send(`${prefix}/c`, JSON.stringify({ items: [{ on: false }, { on: true }] }));
       await send(`${prefix}/d`, JSON.stringify({ k: [1, 2] }));
-      await waitFor(() => ctx.values.length === 4, '4 values');
+      await waitFor('4 values', () => ctx.values.length === 4);
       assert.deepEqual(ctx.valuesOf(dollar), [12.25]);
       assert.deepEqual(ctx.valuesOf(nested), [19.5]);
       assert.deepEqual(ctx.valuesOf(indexed), [true]);
@@ -239,7 +225,7 @@ describe('MQTT_CLIENT driver', function () {
       const payload = JSON.stringify({ temperature: 21, humidity: 40 });
       await send(topic, payload);
       await send(`${prefix}/room2/other`, 'x');
-      await waitFor(() => ctx.values.length === 5, '5 values');
+      await waitFor('5 values', () => ctx.values.length === 5);
       assert.deepEqual(ctx.valuesOf(temperature), [21]);
       assert.deepEqual(ctx.valuesOf(humidity), [40]);
       assert.deepEqual(ctx.valuesOf(anyRoom), [payload]);
@@ -251,13 +237,13 @@ describe('MQTT_CLIENT driver', function () {
       const json = point('NUMERIC', `${prefix}/json`, 'data.v');
       const { ctx } = await started({ brokerUrl: SHARED_BROKER }, [num, json]);
       await send(`${prefix}/num`, 'abc');
-      await waitFor(() => ctx.faults.length === 1, 'a fault');
+      await waitFor('a fault', () => ctx.faults.length === 1);
       assert.equal(ctx.faults[0], `MQTT ${SHARED_BROKER}: topic '${prefix}/num', point '${num.xid}': payload is not a number`);
       assert.equal(ctx.state, 'ERROR');
       // The same problem again is not reported again.
       await send(`${prefix}/num`, 'def');
       await send(`${prefix}/num`, '5');
-      await waitFor(() => ctx.state === 'RUNNING' && ctx.values.length === 1, 'recovery and the value');
+      await waitFor('recovery and the value', () => ctx.state === 'RUNNING' && ctx.values.length === 1);
       assert.equal(ctx.faults.length, 1);
       assert.deepEqual(ctx.valuesOf(num), [5]);
 
@@ -271,12 +257,12 @@ describe('MQTT_CLIENT driver', function () {
       for (const [payload, expected] of garbage) {
         const count = ctx.faults.length;
         await send(`${prefix}/json`, payload);
-        await waitFor(() => ctx.faults.length === count + 1, `a fault for ${String(expected)}`);
+        await waitFor(`a fault for ${String(expected)}`, () => ctx.faults.length === count + 1);
         assert.match(ctx.faults.at(-1) ?? '', expected);
         assert.match(ctx.faults.at(-1) ?? '', new RegExp(`topic '${prefix}/json', point '${json.xid}'`));
       }
       await send(`${prefix}/json`, '{"data": {"v": 8}}');
-      await waitFor(() => ctx.state === 'RUNNING' && ctx.values.length === 2, 'recovery and the value');
+      await waitFor('recovery and the value', () => ctx.state === 'RUNNING' && ctx.values.length === 2);
       assert.deepEqual(ctx.valuesOf(json), [8]);
     });
 
@@ -285,7 +271,7 @@ describe('MQTT_CLIENT driver', function () {
       const { ctx } = await started({ brokerUrl: SHARED_BROKER }, [text]);
       await send(`${prefix}/t`, '');
       await send(`${prefix}/t`, 'after');
-      await waitFor(() => ctx.values.length === 1, 'a value');
+      await waitFor('a value', () => ctx.values.length === 1);
       assert.deepEqual(ctx.valuesOf(text), ['after']);
       assert.deepEqual(ctx.faults, []);
     });
@@ -312,12 +298,12 @@ describe('MQTT_CLIENT driver', function () {
         const { ctx, driver } = await started({ brokerUrl: SHARED_BROKER, qos }, [setpoint, relay]);
         await driver.write?.(setpoint, 21.5);
         await driver.write?.(relay, true);
-        await waitFor(() => seen.length === 1 && seenRelay.length === 1, 'the observer to see both writes');
+        await waitFor('the observer to see both writes', () => seen.length === 1 && seenRelay.length === 1);
         assert.deepEqual(seen, ['21.5']);
         assert.deepEqual(seenRelay, ['true']);
         // A device publishing on the topic afterwards is read as usual.
         await send(`${prefix}/setpoint`, '22');
-        await waitFor(() => ctx.values.length === 1, 'the device value');
+        await waitFor('the device value', () => ctx.values.length === 1);
         assert.deepEqual(ctx.valuesOf(setpoint), [22]);
       });
     }
@@ -327,7 +313,7 @@ describe('MQTT_CLIENT driver', function () {
       const seen = await observe(`${prefix}/cmd`);
       const { driver } = await started({ brokerUrl: SHARED_BROKER, qos: 1 }, [nested]);
       await driver.write?.(nested, 7);
-      await waitFor(() => seen.length === 1, 'the observer to see the write');
+      await waitFor('the observer to see the write', () => seen.length === 1);
       assert.deepEqual(JSON.parse(seen[0] ?? ''), { data: { items: [null, { v: 7 }] } });
     });
 
@@ -351,12 +337,12 @@ describe('MQTT_CLIENT driver', function () {
       const broker = new Broker(await freePort());
       cleanups.push(() => broker.dispose());
       const { ctx } = await started({ brokerUrl: broker.url }, [point('NUMERIC', `${prefix}/x`)], false);
-      await waitFor(() => ctx.faults.length > 0, 'a fault');
+      await waitFor('a fault', () => ctx.faults.length > 0);
       assert.deepEqual(ctx.faults, [`MQTT ${broker.url}: connection refused`]);
       assert.equal(ctx.state, 'ERROR');
       assert.equal(ctx.recoveries, 0);
       await broker.start();
-      await waitFor(() => ctx.state === 'RUNNING', 'recovery', 15_000);
+      await waitFor('recovery', () => ctx.state === 'RUNNING', 15_000);
       assert.equal(ctx.faults.length, 1, 'the same refusal is reported once per episode');
     });
 
@@ -365,7 +351,7 @@ describe('MQTT_CLIENT driver', function () {
       cleanups.push(() => broker.dispose());
       await broker.start();
       const { ctx } = await started({ brokerUrl: `mqtt://someone:secret@127.0.0.1:${broker.port}`, username: 'u', password: 'p' }, [], false);
-      await waitFor(() => ctx.faults.length > 0, 'a fault');
+      await waitFor('a fault', () => ctx.faults.length > 0);
       assert.deepEqual(ctx.faults, [`MQTT ${broker.url}: not authorized`]);
     });
 
@@ -381,17 +367,17 @@ describe('MQTT_CLIENT driver', function () {
         await client.endAsync();
       };
       await publisher('1');
-      await waitFor(() => ctx.values.length === 1, 'the first value');
+      await waitFor('the first value', () => ctx.values.length === 1);
 
       await broker.stop();
-      await waitFor(() => ctx.state === 'ERROR', 'the fault');
+      await waitFor('the fault', () => ctx.state === 'ERROR');
       assert.match(ctx.faults[0] ?? '', new RegExp(`^MQTT ${broker.url}: (connection lost|connection reset)$`));
 
       await broker.start();
-      await waitFor(() => ctx.state === 'RUNNING', 'recovery', 15_000);
+      await waitFor('recovery', () => ctx.state === 'RUNNING', 15_000);
       assert.equal(ctx.recoveries, 2);
       await publisher('2');
-      await waitFor(() => ctx.values.length === 2, 'the second value');
+      await waitFor('the second value', () => ctx.values.length === 2);
       assert.deepEqual(ctx.valuesOf(p), [1, 2]);
     });
 
@@ -408,7 +394,7 @@ describe('MQTT_CLIENT driver', function () {
 
       const port = await freePort();
       const retrying = await started({ brokerUrl: `mqtt://127.0.0.1:${port}` }, [p], false);
-      await waitFor(() => retrying.ctx.faults.length > 0, 'a fault');
+      await waitFor('a fault', () => retrying.ctx.faults.length > 0);
       t0 = Date.now();
       await retrying.ctx.stop(retrying.driver);
       assert.ok(Date.now() - t0 < 1_000, `stop took ${Date.now() - t0} ms`);
@@ -442,7 +428,7 @@ describe('MQTT_CLIENT driver', function () {
     it('hands what arrives within one tick to one publish()', async () => {
       const { ctx, box } = inbox(100);
       for (let i = 0; i < 5; i++) box.push(value(i));
-      await waitFor(() => ctx.values.length === 5, '5 values');
+      await waitFor('5 values', () => ctx.values.length === 5);
       assert.deepEqual(ctx.batches, [5]);
     });
 
@@ -451,13 +437,13 @@ describe('MQTT_CLIENT driver', function () {
       let open = () => {};
       ctx.gate = new Promise((resolve) => (open = resolve));
       box.push(value(0));
-      await waitFor(() => ctx.batches.length === 1, 'the first publish');
+      await waitFor('the first publish', () => ctx.batches.length === 1);
       for (let i = 1; i <= 25; i++) box.push(value(i));
       open();
-      await waitFor(() => ctx.values.length === 11, '11 values');
+      await waitFor('11 values', () => ctx.values.length === 11);
       assert.deepEqual(ctx.values.map((v) => v.value), [0, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25]);
       assert.deepEqual(faults, ['MQTT x: 15 values dropped: messages arrive faster than they are stored']);
-      await waitFor(() => cleared.includes('overload'), 'the overload to clear');
+      await waitFor('the overload to clear', () => cleared.includes('overload'));
     });
 
     it('publishes nothing once its signal is aborted', async () => {

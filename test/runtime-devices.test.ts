@@ -8,7 +8,8 @@ import mqtt from 'mqtt';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { assertError } from './helpers/assertions.js';
 import { loggedIn, type ApiClient } from './helpers/client.js';
-import { Device, freePort } from './helpers/modbus-device.js';
+import { Device } from './helpers/modbus-device.js';
+import { eventually, freePort } from './helpers/wait.js';
 
 const DS = '/rest/latest/data-sources';
 const DP = '/rest/latest/data-points';
@@ -35,15 +36,6 @@ interface SourceView {
 let counter = 0;
 const unique = (prefix: string) => `${prefix}${process.pid}-${++counter}`;
 
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const result = await probe();
-    if (result !== undefined) return result;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('data source runtime: devices over HTTP', function () {
   this.timeout(60_000);

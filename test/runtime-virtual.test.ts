@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { loggedIn, type ApiClient } from './helpers/client.js';
 import { announceEngines, metadataEngines } from './helpers/engines.js';
+import { eventually } from './helpers/wait.js';
 
 const DS = '/rest/latest/data-sources';
 const DP = '/rest/latest/data-points';
@@ -25,16 +26,6 @@ interface SourceView {
 let counter = 0;
 const unique = (prefix: string) => `${prefix}${process.pid}-${++counter}`;
 
-/** Polls `probe` until it returns a value (not undefined) or the time is up. */
-async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const result = await probe();
-    if (result !== undefined) return result;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 for (const engine of metadataEngines()) {
   describe(`data source runtime: VIRTUAL (${engine})`, function () {

@@ -19,7 +19,7 @@ import type { EventDetectorService } from '../services/event-detectors.js';
 import type { EventService } from '../services/events.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { DataSourceRecord } from '../store/metadata/data-sources.js';
-import type { EventDetectorRecord } from '../store/metadata/event-detectors.js';
+import type { DetectorSettings, EventDetectorRecord } from '../store/metadata/event-detectors.js';
 import type { WatchedDetector } from '../store/metadata/events.js';
 import type { StoredValue } from '../store/values/types.js';
 import type { LiveValue, PointValueBus } from './bus.js';
@@ -41,17 +41,7 @@ interface Watch extends WatchedDetector {
   timer?: NodeJS.Timeout;
 }
 
-interface Settings {
-  limit?: number;
-  resetLimit?: number;
-  low?: number;
-  high?: number;
-  state?: number | boolean;
-  durationMs?: number;
-  rtnApplicable?: boolean;
-}
-
-const settings = (d: EventDetectorRecord): Settings => d.config as Settings;
+const settings = (d: EventDetectorRecord): DetectorSettings => d.config as DetectorSettings;
 
 /** Does the alarm condition hold for this value? In alarm, limits return only past resetLimit. */
 export function conditionHolds(d: EventDetectorRecord, value: number, inAlarm: boolean): boolean {

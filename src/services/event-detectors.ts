@@ -5,6 +5,7 @@ import type { DataPointRecord } from '../store/metadata/data-points.js';
 import {
   eventDetectorResource,
   type AlarmLevel,
+  type DetectorSettings,
   type DetectorType,
   type EventDetectorRecord,
   type EventDetectorsRepository,
@@ -15,19 +16,12 @@ import { generateXid, listQuery, translateDuplicateXid, type ListResult } from '
 
 const OBJECT_TYPE = 'EventDetectorVO';
 
-export interface EventDetectorInput {
+export interface EventDetectorInput extends DetectorSettings {
   xid?: string;
   name?: string;
   dataPointXid: string;
   detectorType: DetectorType;
   alarmLevel: AlarmLevel;
-  limit?: number;
-  resetLimit?: number;
-  low?: number;
-  high?: number;
-  state?: number | boolean;
-  durationMs?: number;
-  rtnApplicable?: boolean;
   readPermission?: string[];
   editPermission?: string[];
 }

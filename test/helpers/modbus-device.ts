@@ -1,6 +1,5 @@
 // An in-memory Modbus TCP device for tests: modbus-serial's ServerTCP over maps the test changes,
-// counting the requests it answers; and a free local port to run it on.
-import { createServer, type Server } from 'node:net';
+// counting the requests it answers.
 import modbusSerial, { type IServiceVector } from 'modbus-serial';
 
 type ServerTCP = InstanceType<typeof modbusSerial.ServerTCP>;
@@ -104,14 +103,4 @@ export class Device {
       },
     };
   }
-}
-
-
-export async function freePort(): Promise<number> {
-  const server: Server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }

@@ -8,6 +8,17 @@ export type DetectorType = (typeof DETECTOR_TYPES)[number];
 export const ALARM_LEVELS = ['NONE', 'INFORMATION', 'IMPORTANT', 'WARNING', 'URGENT', 'CRITICAL', 'LIFE_SAFETY'] as const;
 export type AlarmLevel = (typeof ALARM_LEVELS)[number];
 
+/** The type-specific settings a detector keeps in `config` (which ones depend on its type). */
+export interface DetectorSettings {
+  limit?: number;
+  resetLimit?: number;
+  low?: number;
+  high?: number;
+  state?: number | boolean;
+  durationMs?: number;
+  rtnApplicable?: boolean;
+}
+
 export interface EventDetectorRecord {
   [key: string]: unknown;
   id: number;
