@@ -105,4 +105,19 @@ describe('live values', function () {
     assert.deepEqual(seen, [1e12, 5_000]);
     await values.close();
   });
+
+  it('publishes a point only while somebody follows it, when no listener takes every point', async () => {
+    const values = service(temp.store);
+    const seen: number[] = [];
+    values.bus.subscribe((v) => seen.push(v.value.ts), { followedOnly: true });
+    await values.acceptFromSource([{ point, value: 1, ts: 6_000 }]);
+    assert.deepEqual(seen, [], 'not followed: the write takes the path without live values');
+    const unfollow = values.bus.follow(point.id);
+    await values.acceptFromSource([{ point, value: 2, ts: 7_000 }]);
+    unfollow();
+    await values.acceptFromSource([{ point, value: 3, ts: 8_000 }]);
+    assert.deepEqual(seen, [7_000]);
+    await values.close();
+  });
 });
+

@@ -39,6 +39,8 @@ interface WatchedPoint {
   point: DataPointRecord;
   enabled: boolean;
   subscribers: Map<Connection, Subscription>;
+  /** Ends the bus follow of this point. */
+  unfollow: () => void;
 }
 
 /** A client message: the subscription's XID and its event types as a bit mask (0: unsubscribe). */
@@ -192,10 +194,11 @@ export class PointValueChannel implements Channel {
 
   /** Starts following a point, for its first subscriber. */
   private watch(point: DataPointRecord, enabled: boolean): WatchedPoint {
-    const w: WatchedPoint = { point, enabled, subscribers: new Map() };
+    const bus = this.s.pointValues.bus;
+    const w: WatchedPoint = { point, enabled, subscribers: new Map(), unfollow: bus.follow(point.id) };
     this.watched.set(point.id, w);
-    // Only while someone listens: without a bus listener the ingest path skips live-value work.
-    this.busOff ??= this.s.pointValues.bus.subscribe((v) => this.publish(v));
+    // Only while someone listens, and only the followed points cost the ingest path live-value work.
+    this.busOff ??= bus.subscribe((v) => this.publish(v), { followedOnly: true });
     return w;
   }
 
@@ -211,6 +214,7 @@ export class PointValueChannel implements Channel {
     if (!w) return;
     w.subscribers.delete(conn);
     if (w.subscribers.size > 0) return;
+    w.unfollow();
     this.watched.delete(id);
     if (this.watched.size === 0) {
       this.busOff?.();

@@ -1,5 +1,7 @@
 // The in-process bus for live point values: the pipeline publishes each value that became a
 // point's newest (and each value set through PUT); WebSocket sessions and event detectors listen.
+// Live-value work costs an object per value on the ingest path, so the pipeline does it only for
+// points somebody follows: a listener either takes every point, or follows the points it needs.
 import type { StoredValue } from '../store/values/types.js';
 
 export type LiveValueKind = 'UPDATE' | 'SET';
@@ -18,11 +20,44 @@ export type LiveValueListener = (event: LiveValue) => void;
 
 export class PointValueBus {
   private readonly listeners = new Set<LiveValueListener>();
+  /** Listeners that take every point. */
+  private everyPoint = 0;
+  /** Point id → how many follow it. */
+  private readonly followers = new Map<number, number>();
 
-  /** Returns the function that unsubscribes. */
-  subscribe(listener: LiveValueListener): () => void {
+  /**
+   * Returns the function that unsubscribes. `followedOnly`: the listener declares the points it
+   * needs with follow() (it still sees every published value, and filters them itself).
+   */
+  subscribe(listener: LiveValueListener, options: { followedOnly?: boolean } = {}): () => void {
+    const everyPoint = options.followedOnly !== true;
     this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    if (everyPoint) this.everyPoint++;
+    let subscribed = true;
+    return () => {
+      if (!subscribed) return;
+      subscribed = false;
+      this.listeners.delete(listener);
+      if (everyPoint) this.everyPoint--;
+    };
+  }
+
+  /** Asks for the point's live values until the returned function is called. */
+  follow(pointId: number): () => void {
+    this.followers.set(pointId, (this.followers.get(pointId) ?? 0) + 1);
+    let following = true;
+    return () => {
+      if (!following) return;
+      following = false;
+      const n = (this.followers.get(pointId) ?? 1) - 1;
+      if (n > 0) this.followers.set(pointId, n);
+      else this.followers.delete(pointId);
+    };
+  }
+
+  /** Whether anybody wants this point's live values. */
+  isLive(pointId: number): boolean {
+    return this.everyPoint > 0 || this.followers.has(pointId);
   }
 
   /** A listener that throws must not stop the others nor the writer. */
@@ -34,9 +69,5 @@ export class PointValueBus {
         // listeners report their own failures
       }
     }
-  }
-
-  get listenerCount(): number {
-    return this.listeners.size;
   }
 }

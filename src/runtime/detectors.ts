@@ -39,6 +39,8 @@ interface Watch extends WatchedDetector {
   pendingSince?: number;
   /** The duration wait, or the NO_UPDATE timeout. */
   timer?: NodeJS.Timeout;
+  /** Ends the bus follow of the point. */
+  unfollow: () => void;
 }
 
 const settings = (d: EventDetectorRecord): DetectorSettings => d.config as DetectorSettings;
@@ -105,7 +107,8 @@ export class DetectorRuntime {
     if (this.running) return;
     this.running = true;
     this.listen();
-    this.unsubscribe = this.deps.bus.subscribe((v) => this.onValue(v));
+    // Only the points with a detector cost the ingest path live-value work (see watch()).
+    this.unsubscribe = this.deps.bus.subscribe((v) => this.onValue(v), { followedOnly: true });
     this.enqueue(() => this.load({}));
     await this.idle();
   }
@@ -241,7 +244,7 @@ export class DetectorRuntime {
   private watch(f: WatchedDetector, inAlarm: boolean): void {
     if (!this.running) return;
     this.unwatch(f.detector.id);
-    const w: Watch = { detector: f.detector, point: f.point, inAlarm };
+    const w: Watch = { detector: f.detector, point: f.point, inAlarm, unfollow: this.deps.bus.follow(f.point.id) };
     this.byId.set(f.detector.id, w);
     const list = this.byPoint.get(f.point.id) ?? [];
     list.push(w);
@@ -253,6 +256,7 @@ export class DetectorRuntime {
     const w = this.byId.get(id);
     if (!w) return;
     clearTimeout(w.timer);
+    w.unfollow();
     this.byId.delete(id);
     const rest = (this.byPoint.get(w.point.id) ?? []).filter((x) => x !== w);
     if (rest.length > 0) this.byPoint.set(w.point.id, rest);

@@ -287,7 +287,10 @@ export class PointValueService {
    * what was published is forgotten, so the next value is judged against the store again.
    */
   private async write(batch: ValueBatch, points: ReadonlyMap<number, DataPointRecord>, kind: LiveValueKind): Promise<void> {
-    if (this.bus.listenerCount === 0) {
+    if (![...points.keys()].some((id) => this.bus.isLive(id))) {
+      // Nobody follows these points: no object per value. What was published for them is out of
+      // date now; should someone follow them later, the latest cache decides again.
+      for (const id of points.keys()) this.published.delete(id);
       await this.buffer.write(batch);
       this.latestCache.applyBatch(batch);
       return;
