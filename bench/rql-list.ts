@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { compileRql, type SqlQueryParts } from '../src/http/rql/index.js';
+import { compileRql, type SqlQueryParts } from '../src/core/rql/index.js';
 import { dataPointResource, DataPointsRepository, type DataPointRecord } from '../src/store/metadata/data-points.js';
 import type { Queryable, Row } from '../src/store/metadata/db.js';
 import { countRows, pageRows, type ListSource } from '../src/store/metadata/list.js';

@@ -23,10 +23,11 @@ import { API_PREFIX, identify, requireAuthentication } from './http/auth.js';
 import { csrfMiddleware } from './http/csrf.js';
 import { errorMiddleware } from './http/errors.js';
 import { metricsFor } from './http/metrics.js';
+import { rateLimit } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
 import type { AppState } from './http/state.js';
 import { projectRoot } from './paths.js';
-import type { Services } from './services/index.js';
+import type { Services } from './compose.js';
 
 export function createApp(s: Services, log: Logger): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: s.config.trustProxy });
@@ -37,7 +38,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
   app.use(metrics.middleware()); // outside errorMiddleware: counts the status the client gets
   app.use(errorMiddleware(log)); // every failure becomes the contract's error body
   app.use(identify(s.auth, s.config.basicAuthEnabled)); // session cookie | Bearer JWT | Basic
-  app.use(s.rateLimiter.middleware()); // per user when authenticated, else per IP
+  app.use(rateLimit(s.rateLimiter)); // per user when authenticated, else per IP
   const metricsEndpoint = metricsRouter(metrics, s.config.metricsPublic);
   app.use(metricsEndpoint.routes()); // before requireAuthentication: METRICS_PUBLIC decides who may scrape
   app.use(metricsEndpoint.allowedMethods());
@@ -45,12 +46,22 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
   app.use(csrfMiddleware); // double-submit check for session-authenticated writes
 
   const api = new Router<AppState>({ prefix: API_PREFIX });
-  const resources = [loginRouter(s), usersRouter(s), authTokensRouter(s), dataSourcesRouter(s), dataPointsRouter(s), eventDetectorsRouter(s), eventsRouter(s), pointValuesRouter(s)];
-  resources.push(jsonStoreRouter(s));
+  const { config } = s;
+  const resources = [
+    loginRouter({ auth: s.auth, sessions: s.sessions, users: s.users, validator: s.validator, session: config.session }),
+    usersRouter(s.users),
+    authTokensRouter({ tokens: s.tokens, users: s.users, validator: s.validator, jwt: config.jwt }),
+    dataSourcesRouter(s.dataSources),
+    dataPointsRouter(s.dataPoints),
+    eventDetectorsRouter(s.eventDetectors),
+    eventsRouter(s.events),
+    pointValuesRouter(s.pointValues),
+    jsonStoreRouter(s.jsonStore),
+  ];
   for (const router of resources) {
     api.use(router.routes());
   }
-  const root = healthRouter(s);
+  const root = healthRouter({ metadata: s.db, values: s.pointValues });
   for (const router of [root, api]) {
     app.use(router.routes());
     app.use(router.allowedMethods()); // 405 with Allow; errorMiddleware renders the body

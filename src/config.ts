@@ -21,6 +21,8 @@ export interface Config {
   databaseSchema: string | undefined;
   logLevel: LogLevel;
   trustProxy: boolean;
+  /** Request size limits enforced before the app sees a request (414 / 431 with the error body). */
+  http: { maxHeaderBytes: number; maxUrlBytes: number };
   session: { idleMinutes: number; maxDays: number; cookieSecure: boolean };
   jwt: { defaultExpiryMinutes: number; maxExpiryDays: number };
   basicAuthEnabled: boolean;
@@ -124,6 +126,13 @@ function memorySize(env: Env, name: string, fallback: string): string {
   return raw;
 }
 
+function httpLimits(env: Env): Config['http'] {
+  const maxHeaderBytes = integer(env, 'MAX_HEADER_BYTES', 64 * 1024, 8 * 1024, 1024 * 1024);
+  // A longer URL could never arrive: it is part of the header block.
+  const maxUrlBytes = integer(env, 'MAX_URL_BYTES', 16 * 1024, 1024, maxHeaderBytes);
+  return { maxHeaderBytes, maxUrlBytes };
+}
+
 function questdbSettings(env: Env): Config['values'] {
   const ilp = env.QUESTDB_ILP?.trim() || undefined;
   const pg = postgresUrl(env, 'QUESTDB_PG');
@@ -158,6 +167,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseSchema: schemaName(env, 'DATABASE_SCHEMA'),
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
+    http: httpLimits(env),
     session: {
       idleMinutes: integer(env, 'SESSION_IDLE_MINUTES', 24 * 60, 1, 525_600),
       maxDays: integer(env, 'SESSION_MAX_DAYS', 7, 1, 3650),

@@ -3,10 +3,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import { attachWebSockets, type WebSocketHub } from './api/websocket.js';
+import { answerClientErrors } from './http/client-errors.js';
 import { metricsFor } from './http/metrics.js';
 import { createApp } from './app.js';
 import type { Config } from './config.js';
-import { createServices, type Services } from './services/index.js';
+import { createServices, type Services } from './compose.js';
 import { openMetadataDb } from './store/metadata/open.js';
 
 export interface RunningService {
@@ -38,7 +39,8 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   }
 
   const app = createApp(services, log);
-  const server = createServer(app.callback());
+  const server = createServer({ maxHeaderSize: config.http.maxHeaderBytes }, app.callback());
+  answerClientErrors(server, config.http);
   server.headersTimeout = 30_000;
   server.requestTimeout = 120_000;
   const websockets = attachWebSockets(server, services, log);

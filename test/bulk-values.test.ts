@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { readBulkColumns } from '../src/http/bulk-values.js';
+import { readBulkColumns } from '../src/core/bulk-values.js';
 
 describe('readBulkColumns (bulk ingest fast path)', () => {
   it('reads the common shape into columns, in any key order and with spaces', () => {

@@ -270,6 +270,53 @@ for (const engine of metadataEngines()) {
           await rejects(point(VIRTUAL, { dataType: 'MULTISTATE', values: [1, 2], startValue: 1.5 }), 'pointLocator.startValue', /.+/);
           assert.equal((await create(point(VIRTUAL, { dataType: 'BINARY', startValue: true }))).pointLocator.startValue, true);
         });
+
+        it('takes startValue as a string that parses as the data type (as Mango sends it) and stores it typed', async () => {
+          const cases: [Record<string, unknown>, string, unknown][] = [
+            [{ dataType: 'NUMERIC' }, '21.5', 21.5],
+            [{ dataType: 'NUMERIC' }, '-3', -3],
+            [{ dataType: 'NUMERIC' }, '1e2', 100],
+            [{ dataType: 'NUMERIC' }, ' 7 ', 7],
+            [{ dataType: 'MULTISTATE', values: [1, 2, 3] }, '2', 2],
+            [{ dataType: 'BINARY' }, 'true', true],
+            [{ dataType: 'BINARY' }, 'FALSE', false],
+            [{ dataType: 'ALPHANUMERIC' }, '42', '42'],
+          ];
+          for (const [locator, given, stored] of cases) {
+            const created = await create(point(VIRTUAL, { ...locator, startValue: given }));
+            assert.deepEqual(created.pointLocator.startValue, stored, `${String(locator.dataType)} ${JSON.stringify(given)}`);
+            const read = await admin.get<PointBody>(`${DP}/${encodeURIComponent(created.xid)}`);
+            assert.equal(read.status, 200, read.text);
+            assert.deepEqual(read.body.pointLocator.startValue, stored, 'reads back typed');
+          }
+        });
+
+        it('refuses a startValue string that does not parse as the data type with 422 on pointLocator.startValue', async () => {
+          const cases: [Record<string, unknown>, string][] = [
+            [{ dataType: 'NUMERIC' }, ''],
+            [{ dataType: 'NUMERIC' }, '12abc'],
+            [{ dataType: 'NUMERIC' }, '0x10'],
+            [{ dataType: 'NUMERIC' }, 'Infinity'],
+            [{ dataType: 'NUMERIC' }, 'NaN'],
+            [{ dataType: 'NUMERIC' }, '1e999'],
+            [{ dataType: 'MULTISTATE', values: [1, 2] }, '1.5'],
+            [{ dataType: 'MULTISTATE', values: [1, 2] }, 'two'],
+            [{ dataType: 'BINARY' }, '1'],
+            [{ dataType: 'BINARY' }, 'yes'],
+          ];
+          for (const [locator, given] of cases) {
+            await rejects(point(VIRTUAL, { ...locator, startValue: given }), 'pointLocator.startValue', `must be a ${String(locator.dataType)} value`);
+          }
+        });
+
+        it('takes a string startValue on update (PUT) too', async () => {
+          const created = await create(point(VIRTUAL, { dataType: 'NUMERIC' }));
+          const res = await admin.put<PointBody>(`${DP}/${encodeURIComponent(created.xid)}`, { ...created, pointLocator: { ...created.pointLocator, startValue: '55.25' } });
+          assert.equal(res.status, 200, res.text);
+          assert.equal(res.body.pointLocator.startValue, 55.25);
+          const bad = await admin.put(`${DP}/${encodeURIComponent(created.xid)}`, { ...created, pointLocator: { ...created.pointLocator, startValue: 'warm' } });
+          assertHasMessage(assertValidation(bad), 'pointLocator.startValue', 'must be a NUMERIC value');
+        });
       });
 
       describe('MQTT_CLIENT locator', () => {

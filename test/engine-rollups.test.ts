@@ -10,7 +10,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
-import { openDuckDbStore } from '../src/store/values/duckdb.js';
+import { openDuckDbStore } from '../src/store/values/duckdb/index.js';
 import { periodBounds, type PeriodType } from '../src/store/values/periods.js';
 import { computeRollup, statisticOf, type RollupResult } from '../src/store/values/rollup.js';
 import { BUCKET_MS, type PointValueStore, type ValueBatch } from '../src/store/values/types.js';

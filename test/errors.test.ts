@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import Koa from 'koa';
 import pino from 'pino';
-import { ApiError, errorMiddleware } from '../src/http/errors.js';
+import { DomainError } from '../src/core/errors.js';
+import { errorMiddleware } from '../src/http/errors.js';
 import { assertError } from './helpers/assertions.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ApiClient, type Response } from './helpers/client.js';
@@ -185,11 +186,11 @@ describe('errorMiddleware', () => {
         case '/thrown-string':
           throw 'select * from secrets';
         case '/conflict':
-          throw ApiError.conflict();
+          throw DomainError.conflict();
         case '/limited':
-          throw new ApiError(429, 'USER_RATE_LIMITED', 'Too many requests: retry in 7 seconds', undefined, { 'Retry-After': '7' });
+          throw new DomainError('rate-limited', 'Too many requests: retry in 7 seconds', { statusName: 'USER_RATE_LIMITED', retryAfterSeconds: 7 });
         case '/invalid':
-          throw ApiError.invalid('pointLocator.offset', 'must be between 0 and 65535');
+          throw DomainError.invalid('pointLocator.offset', 'must be between 0 and 65535');
         case '/http-error':
           ctx.throw(400, 'raw detail from a library');
           break;
@@ -234,18 +235,18 @@ describe('errorMiddleware', () => {
     assert.ok(!str.text.includes('secrets'));
   });
 
-  it('passes an ApiError through with its own status and code', async () => {
+  it('passes a DomainError through with its own status and code', async () => {
     const body = assertError(await get('/conflict'), 409, 4003, 'ALREADY_EXISTS');
     assert.equal(body.message, 'XID is already in use');
   });
 
-  it('sets the headers an ApiError carries', async () => {
+  it('sets the headers a DomainError carries', async () => {
     const res = await get('/limited');
     assertError(res, 429, 4007, 'USER_RATE_LIMITED');
     assert.equal(res.headers.get('retry-after'), '7');
   });
 
-  it('adds result.messages for a validation ApiError', async () => {
+  it('adds result.messages for a validation DomainError', async () => {
     const body = assertError(await get('/invalid'), 422, 4002);
     assert.deepEqual(body.result, {
       messages: [

@@ -2,15 +2,17 @@
 // the WAL apply wait, bucket folding), and a few live-server cases when TEST_QUESTDB_ILP and
 // TEST_QUESTDB_PG are set. The shared point-value contract runs in test/value-store.test.ts.
 import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
 import { createBuffer, SenderOptions } from '@questdb/nodejs-client';
+import pino from 'pino';
 import {
-  BucketFolder,
   bucketRowToAggregate,
   buildSenderConfig,
   ceilToBucket,
   initQuestDbStore,
   checkSchema,
   createTableSql,
+  foldNumericRows,
   MAX_TS_MS,
   microsParam,
   microsToMs,
@@ -18,6 +20,7 @@ import {
   openQuestDbStore,
   parseWalRow,
   rowToStoredValue,
+  senderLog,
   statements,
   validateBatch,
   validateTableName,
@@ -29,7 +32,7 @@ import {
   type QuestDbConnections,
   type QuestDbStore,
   type WalStatus,
-} from '../src/store/values/questdb.js';
+} from '../src/store/values/questdb/index.js';
 import { BUCKET_MS, type ValueBatch } from '../src/store/values/types.js';
 import { dropQuestDbTable, newQuestDbTableName } from './helpers/value-engines.questdb.js';
 import { questdbSettings } from './helpers/value-engines.js';
@@ -256,6 +259,28 @@ describe('QuestDB adapter (no server)', () => {
       assert.deepEqual(buffer.toBufferView().toString().trim().split('\n'), ['pv series_id=2i,value=2,deleted=f 2000000', 'pv series_id=3i,value=3,deleted=f 3000000']);
     });
 
+    it('routes the Sender\'s log to the store\'s logger at the same level', async () => {
+      const lines: Record<string, unknown>[] = [];
+      const sink = new Writable({
+        write(chunk: Buffer, _enc, done) {
+          lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+          done();
+        },
+      });
+      const log = senderLog(pino({ level: 'info' }, sink).child({ engine: 'questdb' }));
+      log('warn', 'Unexpected message from server: x');
+      log('error', new Error('resp err'));
+      log('debug', 'Flushing, number of flushed rows: 3'); // below the level: dropped
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.deepEqual(
+        lines.map((l) => [l.level, l.engine, l.msg]),
+        [
+          [40, 'questdb', 'ilp: Unexpected message from server: x'],
+          [50, 'questdb', 'ilp: resp err'],
+        ],
+      );
+    });
+
     it('rejects timestamps and values QuestDB cannot store before sending anything', () => {
       assert.throws(() => validateBatch(batchOf([{ series: 1, ts: -1, value: 1 }])), /before 1970/);
       assert.throws(() => validateBatch(batchOf([{ series: 1, ts: NaN, value: 1 }])), /not a whole number/);
@@ -358,14 +383,18 @@ describe('QuestDB adapter (no server)', () => {
   describe('bucket folding (the JS path)', () => {
     it('computes count, sum, min, max, first, last and the inner integral per hour', () => {
       const h = 1000 * BUCKET_MS;
-      const f = new BucketFolder();
-      f.add(h + 0, 2);
-      f.add(h + 1_000, 4);
-      f.add(h + 3_000, 1);
-      f.add(h + BUCKET_MS + 500, 10); // next hour: the 1 stays in force across the boundary, but inner only
-      f.add(h + 3 * BUCKET_MS, 7); // an empty hour in between is omitted
-      f.add(h + 3 * BUCKET_MS + 10, 8);
-      assert.deepEqual(f.finish(), [
+      const row = (ms: number, value: number | null) => ({ ts_us: String(ms * 1000), value });
+      const folded = foldNumericRows([
+        row(h + 0, 2),
+        row(h + 1_000, 4),
+        row(h + 2_000, null), // no numeric value: skipped, as NaN is
+        row(h + 2_500, NaN),
+        row(h + 3_000, 1),
+        row(h + BUCKET_MS + 500, 10), // next hour: the 1 stays in force across the boundary, but inner only
+        row(h + 3 * BUCKET_MS, 7), // an empty hour in between is omitted
+        row(h + 3 * BUCKET_MS + 10, 8),
+      ]);
+      assert.deepEqual(folded, [
         { start: h, count: 3, sum: 7, min: 1, max: 4, firstTs: h, firstValue: 2, lastTs: h + 3_000, lastValue: 1, innerIntegral: 2 * 1_000 + 4 * 2_000 },
         { start: h + BUCKET_MS, count: 1, sum: 10, min: 10, max: 10, firstTs: h + BUCKET_MS + 500, firstValue: 10, lastTs: h + BUCKET_MS + 500, lastValue: 10, innerIntegral: 0 },
         { start: h + 3 * BUCKET_MS, count: 2, sum: 15, min: 7, max: 8, firstTs: h + 3 * BUCKET_MS, firstValue: 7, lastTs: h + 3 * BUCKET_MS + 10, lastValue: 8, innerIntegral: 70 },
@@ -373,7 +402,7 @@ describe('QuestDB adapter (no server)', () => {
     });
 
     it('returns nothing for no rows', () => {
-      assert.deepEqual(new BucketFolder().finish(), []);
+      assert.deepEqual(foldNumericRows([]), []);
     });
   });
 
@@ -540,9 +569,8 @@ class FakeQuestDb {
           .map((r) => ({ ts_us: r.us.toString(), value: r.value }));
       case sql.buckets: {
         if (!this.windowFunctions) throw new Error('unknown function name: lead');
-        const f = new BucketFolder();
-        for (const r of this.live(series)) if (r.value !== null && inRange(r, paramMicros(v[1]), paramMicros(v[2]))) f.add(Number(r.us / 1000n), r.value);
-        return f.finish().map((b) => ({
+        const rows = this.live(series).filter((r) => r.value !== null && inRange(r, paramMicros(v[1]), paramMicros(v[2])));
+        return foldNumericRows(rows.map((r) => ({ ts_us: r.us, value: r.value }))).map((b) => ({
           bucket: String(b.start * 1000),
           n: String(b.count),
           s: b.sum,
@@ -747,6 +775,26 @@ describe('QuestDB store over fake connections', () => {
     await store.close();
     assert.deepEqual(db.closed, { sender: true, pool: true });
     await assert.rejects(store.latest(1, 1), /closed/);
+  });
+
+  it('tells onAppended of each append once the WAL has applied it, and of no failed one', async () => {
+    const db = new FakeQuestDb('pv');
+    db.applyAfterReads = 3;
+    const calls: { values: number; walReads: number; visible: number }[] = [];
+    const walReads = () => db.calls.filter((c) => c.text.includes('wal_tables()')).length;
+    const store = await initQuestDbStore(db.conn, {
+      table: 'pv',
+      applyTimeoutMs: 1_000,
+      sleep: async () => undefined,
+      onAppended: (values) => calls.push({ values, walReads: walReads(), visible: db.rows.size }),
+    });
+    await store.append(batchOf([{ series: 1, ts: T0, value: 1 }, { series: 1, ts: T0 + 1, text: 'on' }]));
+    await store.append(batchOf([]));
+    assert.deepEqual(calls, [{ values: 2, walReads: 3, visible: 2 }]);
+    await assert.rejects(store.append(batchOf([{ series: 1, ts: -1, value: 1 }])), /before 1970/);
+    db.suspended = true;
+    await assert.rejects(store.append(batchOf([{ series: 1, ts: T0 + 2, value: 1 }])), WalSuspendedError);
+    assert.equal(calls.length, 1);
   });
 });
 

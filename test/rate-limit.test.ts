@@ -3,8 +3,8 @@
 // username, authenticated per user, and the switch that turns them all off).
 import assert from 'node:assert/strict';
 import type { Config } from '../src/config.js';
-import { ApiError } from '../src/http/errors.js';
-import { RateLimiter, TokenBuckets } from '../src/http/rate-limit.js';
+import { DomainError } from '../src/core/errors.js';
+import { RateLimiter, TokenBuckets } from '../src/core/rate-limits.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ApiClient, type Response } from './helpers/client.js';
 import { announceEngines, metadataEngines } from './helpers/engines.js';
@@ -56,10 +56,10 @@ async function loginFrom(url: string, ip: string, username: string, password: st
 function assertRateLimited(fn: () => void, code: 4006 | 4007): number {
   let seconds = 0;
   assert.throws(fn, (err: unknown) => {
-    assert.ok(err instanceof ApiError);
-    assert.equal(err.status, 429);
+    assert.ok(err instanceof DomainError);
+    assert.equal(err.kind, 'rate-limited');
     assert.equal(err.serviceStatusCode, code);
-    seconds = Number(err.headers?.['Retry-After']);
+    seconds = Number(err.retryAfterSeconds);
     assert.ok(err.message.includes(`${seconds} seconds`), err.message);
     return true;
   });

@@ -2,11 +2,12 @@
 // injection suite and property-based tests (fast-check). Pure unit tests: no database.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { ApiError } from '../src/http/errors.js';
-import { checkRql, DEFAULT_LIMIT, MAX_LIMIT, RqlCheckError, RqlLimitError, type ResourceDef } from '../src/http/rql/check.js';
-import { compileRql, SqlParams, type SqlQueryParts } from '../src/http/rql/index.js';
-import { MAX_DEPTH, parseRql, RqlSyntaxError, UnknownOperatorError, type ValueType } from '../src/http/rql/parse.js';
-import { likePattern, toSql } from '../src/http/rql/sql.js';
+import { DomainError } from '../src/core/errors.js';
+import { httpStatus } from '../src/http/errors.js';
+import { checkRql, DEFAULT_LIMIT, MAX_LIMIT, RqlCheckError, RqlLimitError, type ResourceDef } from '../src/core/rql/check.js';
+import { compileRql, SqlParams, type SqlQueryParts } from '../src/core/rql/index.js';
+import { MAX_DEPTH, parseRql, RqlSyntaxError, UnknownOperatorError, type ValueType } from '../src/core/rql/parse.js';
+import { likePattern, toSql } from '../src/core/rql/sql.js';
 import { DATA_TYPES, dataPointResource } from '../src/store/metadata/data-points.js';
 import { DATA_SOURCE_STATES, dataSourceResource } from '../src/store/metadata/data-sources.js';
 import { ALARM_LEVELS, eventDetectorResource } from '../src/store/metadata/event-detectors.js';
@@ -80,13 +81,13 @@ function assertTrustedSql(out: SqlQueryParts, label: string): void {
   assert.deepEqual(residue(out.orderBy), [], `${label}: untrusted text in ORDER BY ${out.orderBy}`);
 }
 
-/** compileRql either returns trusted SQL or throws a 400 ApiError; anything else fails the test. */
-function compileOr400(resource: ResourceDef, input: string): SqlQueryParts | ApiError {
+/** compileRql either returns trusted SQL or throws a 400 DomainError; anything else fails the test. */
+function compileOr400(resource: ResourceDef, input: string): SqlQueryParts | DomainError {
   let out: SqlQueryParts;
   try {
     out = compileRql(resource, input);
   } catch (err) {
-    if (err instanceof ApiError && err.status === 400) return err;
+    if (err instanceof DomainError && httpStatus(err) === 400) return err;
     throw err;
   }
   assertTrustedSql(out, JSON.stringify(input));
@@ -505,8 +506,8 @@ describe('RQL', function () {
       for (const c of errorCases) {
         it(`${c.query} → ${c.status}/${c.code}`, function () {
           const err = caught(() => compileRql(c.resource ?? dp, c.query));
-          assert.ok(err instanceof ApiError, String(err));
-          assert.equal(err.status, c.status);
+          assert.ok(err instanceof DomainError, String(err));
+          assert.equal(httpStatus(err), c.status);
           assert.equal(err.serviceStatusCode, c.code);
           assert.equal(err.statusName, c.name);
           if (c.message) assert.match(err.message, c.message);
@@ -567,8 +568,8 @@ describe('RQL', function () {
         for (const resource of RESOURCES) {
           const out = compileOr400(resource, c.input);
           if (resource !== dataPointResource) continue;
-          assert.equal(out instanceof ApiError ? 'rejected' : 'accepted', c.outcome, out instanceof ApiError ? out.message : out.where);
-          if (out instanceof ApiError) continue;
+          assert.equal(out instanceof DomainError ? 'rejected' : 'accepted', c.outcome, out instanceof DomainError ? out.message : out.where);
+          if (out instanceof DomainError) continue;
           const bound = flatten(out.values).filter((v): v is string => typeof v === 'string');
           for (const h of c.hostile ?? []) {
             assert.ok(!out.where.includes(h) && !out.orderBy.includes(h), `hostile text reached the SQL: ${out.where} / ${out.orderBy}`);
@@ -593,7 +594,7 @@ describe('RQL', function () {
   describe('4. properties (fast-check)', function () {
     this.timeout(20_000);
 
-    it('(a) arbitrary strings: compiles or a 400 ApiError, never another error', function () {
+    it('(a) arbitrary strings: compiles or a 400 DomainError, never another error', function () {
       fc.assert(
         fc.property(fc.string({ unit: 'binary', maxLength: 80 }), (s) => {
           compileOr400(dataPointResource, s);
@@ -616,7 +617,7 @@ describe('RQL', function () {
       'string:', 'number:', 'date:', 'boolean:', '*', '?', 'a', "'", ';', '\\', '$1', ' ', '2024-01-01T00:00:00Z',
     ];
 
-    it('(b) strings from an RQL-ish alphabet: compiles or a 400 ApiError (every resource)', function () {
+    it('(b) strings from an RQL-ish alphabet: compiles or a 400 DomainError (every resource)', function () {
       const rqlish = fc.array(fc.constantFrom(...PIECES), { maxLength: 40 }).map((a) => a.join(''));
       fc.assert(
         fc.property(rqlish, fc.constantFrom(...RESOURCES), (s, resource) => {
@@ -626,7 +627,7 @@ describe('RQL', function () {
       );
     });
 
-    it('(b) call-shaped queries with random names and arguments: compiles or a 400 ApiError', function () {
+    it('(b) call-shaped queries with random names and arguments: compiles or a 400 DomainError', function () {
       const word = fc.constantFrom(...PIECES.filter((p) => !'(),&|='.includes(p)), '');
       /** Mostly real names, sometimes any word, so that most queries get past the whitelist. */
       const mostly = (...names: string[]) => fc.oneof({ weight: 9, arbitrary: fc.constantFrom(...names) }, { weight: 1, arbitrary: word });

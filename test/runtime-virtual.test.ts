@@ -106,6 +106,20 @@ for (const engine of metadataEngines()) {
       for (let i = 1; i < m.length; i++) assert.equal(m[i], cycle[(cycle.indexOf(m[i - 1]!) + 1) % 3], `sequence ${m.join(',')}`);
     });
 
+    it('starts from a startValue given as a string (as Mango sends it)', async () => {
+      const ds = await createSource();
+      const inc = await createPoint(ds, 'NUMERIC', { changeType: 'INCREMENT', min: 0, max: 100_000, step: 1, startValue: '500' });
+      const multi = await createPoint(ds, 'MULTISTATE', { changeType: 'INCREMENT', values: [2, 5, 7], startValue: '5' });
+      await Promise.all([values(inc, 2), values(multi, 2)]);
+      const first = async (xid: string) => {
+        const res = await admin.get<RawValue[]>(`${PV}/single/${xid}?from=0&to=${Date.now() + 60_000}&limit=1`);
+        assert.equal(res.status, 200, res.text);
+        return res.body[0]!.value;
+      };
+      assert.equal(await first(inc), 501, 'INCREMENT steps from the start value');
+      assert.equal(await first(multi), 5, 'MULTISTATE INCREMENT shows the start value first');
+    });
+
     it('disabling stops it (STOPPED, no new values); enabling starts it again', async () => {
       const ds = await createSource();
       const p = await createPoint(ds, 'NUMERIC', { changeType: 'RANDOM_WALK' });

@@ -10,7 +10,7 @@ import { openPglite } from '../src/store/metadata/pglite.js';
 import { openPostgres } from '../src/store/metadata/postgres.js';
 import { SessionsRepository } from '../src/store/metadata/sessions.js';
 import { SettingsRepository } from '../src/store/metadata/settings.js';
-import { compileRql } from '../src/http/rql/index.js';
+import { compileRql } from '../src/core/rql/index.js';
 import { userResource, UsersRepository, type NewUser, type UserRecord } from '../src/store/metadata/users.js';
 import { announceEngines, dropSchema, metadataEngines, newSchemaName, removeDir, tempDir, testDatabaseUrl, type MetadataEngine } from './helpers/engines.js';
 

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ErrorObject } from 'ajv';
-import { ApiError, type ValidationMessage } from '../src/http/errors.js';
-import { isTimeZone, propertyPath, toValidationMessages, Validator } from '../src/http/validation.js';
+import { DomainError, type ValidationMessage } from '../src/core/errors.js';
+import { httpStatus } from '../src/http/errors.js';
+import { isTimeZone, propertyPath, toValidationMessages, Validator } from '../src/core/validation.js';
 import { removeDir, tempDir } from './helpers/engines.js';
 
 const schemas: Record<string, object> = {
@@ -48,8 +49,8 @@ function failures(v: Validator, schema: string, body: unknown): ValidationMessag
   try {
     v.validate(schema, body);
   } catch (err) {
-    assert.ok(err instanceof ApiError, `expected ApiError, got ${String(err)}`);
-    assert.equal(err.status, 422);
+    assert.ok(err instanceof DomainError, `expected DomainError, got ${String(err)}`);
+    assert.equal(httpStatus(err), 422);
     assert.equal(err.statusName, 'VALIDATION_FAILED');
     assert.equal(err.serviceStatusCode, 4002);
     assert.ok(err.messages && err.messages.length > 0);
@@ -213,12 +214,12 @@ describe('Validator', () => {
     }
   });
 
-  it('puts every message in the ApiError text', () => {
+  it('puts every message in the DomainError text', () => {
     try {
       v.validate('point', { pointLocator: { dataType: 'NUMERIC', offset: -1 } });
       assert.fail('expected a 422');
     } catch (err) {
-      assert.ok(err instanceof ApiError);
+      assert.ok(err instanceof DomainError);
       assert.match(err.message, /name is required/);
       assert.match(err.message, /pointLocator\.offset must be between 0 and 65535/);
     }
@@ -227,7 +228,7 @@ describe('Validator', () => {
   it('refuses an unknown schema name with a plain Error (a programming mistake, not a 422)', () => {
     assert.throws(
       () => v.validate('nope', {}),
-      (e: unknown) => !(e instanceof ApiError) && e instanceof Error && /unknown schema nope/.test(e.message),
+      (e: unknown) => !(e instanceof DomainError) && e instanceof Error && /unknown schema nope/.test(e.message),
     );
   });
 

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { openDuckDbStore, VALUES_FILE } from '../src/store/values/duckdb.js';
+import { openDuckDbStore, VALUES_FILE } from '../src/store/values/duckdb/index.js';
 import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue, type ValueBatch } from '../src/store/values/types.js';
 import { KILL_BATCH, KILL_SERIES, killBatchTs } from './fixtures/duckdb-kill-batches.js';
 import './helpers/value-engines.duckdb.js';

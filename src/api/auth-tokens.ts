@@ -2,36 +2,46 @@
 import Router from '@koa/router';
 import { caller } from '../http/auth.js';
 import { readJson } from '../http/body.js';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { AppState } from '../http/state.js';
-import { parseInstant } from '../http/time.js';
-import type { Services } from '../services/index.js';
+import { parseInstant } from '../core/time.js';
+import type { Config } from '../config.js';
+import type { Validator } from '../core/validation.js';
 import { assertSuperadmin } from '../services/permissions.js';
+import type { TokenService } from '../services/tokens.js';
+import type { UserService } from '../services/users.js';
 
 interface CreateTokenBody {
   expiry?: string | number;
   username?: string;
 }
 
-export function authTokensRouter(s: Services): Router<AppState> {
+export interface AuthTokensDeps {
+  tokens: TokenService;
+  users: UserService;
+  validator: Validator;
+  jwt: Config['jwt'];
+}
+
+export function authTokensRouter(s: AuthTokensDeps): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/auth-tokens' });
-  const { defaultExpiryMinutes, maxExpiryDays } = s.config.jwt;
+  const { defaultExpiryMinutes, maxExpiryDays } = s.jwt;
 
   router.post('/create', async (ctx) => {
     const auth = caller(ctx);
-    if (auth.method === 'token') throw ApiError.accessDenied('Access denied: a token cannot create tokens');
+    if (auth.method === 'token') throw DomainError.accessDenied('Access denied: a token cannot create tokens');
     const body = s.validator.validate<CreateTokenBody>('auth-token-create', (await readJson(ctx, { optional: true })) ?? {});
     const now = Date.now();
     const expiry = body.expiry === undefined ? now + defaultExpiryMinutes * 60_000 : parseInstant(body.expiry);
-    if (expiry === undefined) throw ApiError.invalid('expiry', 'must be an ISO 8601 date with offset or epoch milliseconds');
-    if (expiry <= now) throw ApiError.invalid('expiry', 'must be in the future');
-    if (expiry > now + maxExpiryDays * 86_400_000) throw ApiError.invalid('expiry', `must be at most ${maxExpiryDays} days from now`);
+    if (expiry === undefined) throw DomainError.invalid('expiry', 'must be an ISO 8601 date with offset or epoch milliseconds');
+    if (expiry <= now) throw DomainError.invalid('expiry', 'must be in the future');
+    if (expiry > now + maxExpiryDays * 86_400_000) throw DomainError.invalid('expiry', `must be at most ${maxExpiryDays} days from now`);
 
     let subject = auth.user;
     if (body.username !== undefined && body.username !== auth.user.username) {
       assertSuperadmin(auth.user);
       const other = await s.users.findByUsername(body.username);
-      if (!other) throw ApiError.invalid('username', 'User not found');
+      if (!other) throw DomainError.invalid('username', 'User not found');
       subject = other;
     }
     ctx.status = 201;
@@ -46,7 +56,7 @@ export function authTokensRouter(s: Services): Router<AppState> {
   router.post('/revoke/:username', async (ctx) => {
     assertSuperadmin(caller(ctx).user);
     const user = await s.users.findByUsername(ctx.params.username!);
-    if (!user) throw ApiError.notFound('User not found');
+    if (!user) throw DomainError.notFound('User not found');
     await s.users.revokeTokens(user);
     ctx.status = 204;
   });

@@ -1,37 +1,36 @@
 // /events: RQL lists, one event, and acknowledging one or every match of an RQL query.
 import Router from '@koa/router';
 import { caller } from '../http/auth.js';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import { sendList } from '../http/list.js';
 import type { AppState } from '../http/state.js';
-import { eventView } from '../services/events.js';
-import type { Services } from '../services/index.js';
+import { eventView, type EventService } from '../services/events.js';
 
 /** An event id from the path: a positive integer, else no such event (404). */
 function eventId(raw: string | undefined): number {
   const id = raw !== undefined && /^\d{1,15}$/.test(raw) ? Number(raw) : NaN;
-  if (!(id > 0)) throw ApiError.notFound('Event not found');
+  if (!(id > 0)) throw DomainError.notFound('Event not found');
   return id;
 }
 
-export function eventsRouter(s: Services): Router<AppState> {
+export function eventsRouter(events: EventService): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/events' });
 
   router.get('/', async (ctx) => {
-    const { total, batches } = await s.events.list(caller(ctx).user, ctx.querystring);
+    const { total, batches } = await events.list(caller(ctx).user, ctx.querystring);
     sendList(ctx, total, batches, eventView);
   });
 
   router.post('/acknowledge', async (ctx) => {
-    ctx.body = { count: await s.events.acknowledgeMany(caller(ctx).user, ctx.querystring) };
+    ctx.body = { count: await events.acknowledgeMany(caller(ctx).user, ctx.querystring) };
   });
 
   router.put('/acknowledge/:id', async (ctx) => {
-    ctx.body = eventView(await s.events.acknowledge(caller(ctx).user, eventId(ctx.params.id)));
+    ctx.body = eventView(await events.acknowledge(caller(ctx).user, eventId(ctx.params.id)));
   });
 
   router.get('/:id', async (ctx) => {
-    ctx.body = eventView(await s.events.get(caller(ctx).user, eventId(ctx.params.id)));
+    ctx.body = eventView(await events.get(caller(ctx).user, eventId(ctx.params.id)));
   });
 
   return router;

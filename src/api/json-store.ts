@@ -1,14 +1,13 @@
 // /json-store: list (RQL, without documents), read, dot-path read, create-or-replace, replace, delete.
 // Item bodies are written as text: the stored document is spliced in, never parsed and re-serialised.
 import Router from '@koa/router';
-import { caller } from '../http/auth.js';
+import { API_PREFIX, caller } from '../http/auth.js';
 import { readJsonText } from '../http/body.js';
 import { sendList } from '../http/list.js';
 import type { AppContext, AppState } from '../http/state.js';
-import type { Services } from '../services/index.js';
-import { JSON_STORE_BODY_LIMIT, jsonStoreItemJson, jsonStoreSummary } from '../services/json-store.js';
+import { JSON_STORE_BODY_LIMIT, jsonStoreItemJson, jsonStoreSummary, type JsonStoreService } from '../services/json-store.js';
 
-const PATH = '/rest/latest/json-store';
+const PATH = `${API_PREFIX}/json-store`;
 
 function sendJsonText(ctx: AppContext, text: string): void {
   ctx.type = 'application/json'; // before the body, or Koa would call a string text/plain
@@ -19,26 +18,26 @@ async function bodyText(ctx: AppContext): Promise<string> {
   return (await readJsonText(ctx, { limit: JSON_STORE_BODY_LIMIT }))!;
 }
 
-export function jsonStoreRouter(s: Services): Router<AppState> {
+export function jsonStoreRouter(jsonStore: JsonStoreService): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/json-store' });
 
   router.get('/', async (ctx) => {
-    const { total, batches } = await s.jsonStore.list(caller(ctx).user, ctx.querystring);
+    const { total, batches } = await jsonStore.list(caller(ctx).user, ctx.querystring);
     sendList(ctx, total, batches, jsonStoreSummary);
   });
 
   router.get('/:xid', async (ctx) => {
-    sendJsonText(ctx, jsonStoreItemJson(await s.jsonStore.get(caller(ctx).user, ctx.params.xid!)));
+    sendJsonText(ctx, jsonStoreItemJson(await jsonStore.get(caller(ctx).user, ctx.params.xid!)));
   });
 
   router.get('/:xid/:path', async (ctx) => {
     // The raw segment, not the decoded parameter: a %2E inside a key must not split it.
     const rawPath = ctx.path.slice(ctx.path.lastIndexOf('/') + 1);
-    sendJsonText(ctx, await s.jsonStore.getPath(caller(ctx).user, ctx.params.xid!, rawPath));
+    sendJsonText(ctx, await jsonStore.getPath(caller(ctx).user, ctx.params.xid!, rawPath));
   });
 
   router.post('/', async (ctx) => {
-    const { item, created } = await s.jsonStore.save(caller(ctx).user, await bodyText(ctx));
+    const { item, created } = await jsonStore.save(caller(ctx).user, await bodyText(ctx));
     if (created) {
       ctx.status = 201;
       ctx.set('Location', `${PATH}/${encodeURIComponent(item.xid)}`);
@@ -47,11 +46,11 @@ export function jsonStoreRouter(s: Services): Router<AppState> {
   });
 
   router.put('/:xid', async (ctx) => {
-    sendJsonText(ctx, jsonStoreItemJson(await s.jsonStore.replace(caller(ctx).user, ctx.params.xid!, await bodyText(ctx))));
+    sendJsonText(ctx, jsonStoreItemJson(await jsonStore.replace(caller(ctx).user, ctx.params.xid!, await bodyText(ctx))));
   });
 
   router.delete('/:xid', async (ctx) => {
-    sendJsonText(ctx, jsonStoreItemJson(await s.jsonStore.delete(caller(ctx).user, ctx.params.xid!)));
+    sendJsonText(ctx, jsonStoreItemJson(await jsonStore.delete(caller(ctx).user, ctx.params.xid!)));
   });
 
   return router;

@@ -5,9 +5,11 @@ import { SESSION_COOKIE } from '../http/auth.js';
 import { readJson } from '../http/body.js';
 import { assertCsrf, CSRF_COOKIE, newCsrfToken } from '../http/csrf.js';
 import type { AppState } from '../http/state.js';
-import { hashSessionId } from '../services/sessions.js';
-import type { Services } from '../services/index.js';
-import { userView } from '../services/users.js';
+import { hashSessionId, type SessionService } from '../services/sessions.js';
+import type { Config } from '../config.js';
+import type { Validator } from '../core/validation.js';
+import type { AuthService } from '../services/auth.js';
+import { userView, type UserService } from '../services/users.js';
 
 interface LoginBody {
   username: string;
@@ -15,9 +17,17 @@ interface LoginBody {
   newPassword?: string;
 }
 
-export function loginRouter(s: Services): Router<AppState> {
+export interface LoginDeps {
+  auth: AuthService;
+  sessions: SessionService;
+  users: UserService;
+  validator: Validator;
+  session: Config['session'];
+}
+
+export function loginRouter(s: LoginDeps): Router<AppState> {
   const router = new Router<AppState>();
-  const { cookieSecure, maxDays } = s.config.session;
+  const { cookieSecure, maxDays } = s.session;
   const cookieOptions = { path: '/', sameSite: 'lax' as const, secure: cookieSecure, overwrite: true };
 
   function setCookies(ctx: Context, session: string | null, csrf: string | null): void {

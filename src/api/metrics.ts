@@ -1,7 +1,7 @@
 // GET /metrics: Prometheus text. Superadmin only, or anyone with METRICS_PUBLIC=true; mounted
 // before requireAuthentication (app.ts) because whether it is public is configuration.
 import Router from '@koa/router';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { ServiceMetrics } from '../http/metrics.js';
 import type { AppState } from '../http/state.js';
 import { assertSuperadmin } from '../services/permissions.js';
@@ -11,7 +11,7 @@ export function metricsRouter(metrics: ServiceMetrics, publicAccess: boolean): R
   router.get('/metrics', async (ctx) => {
     if (!publicAccess) {
       const auth = ctx.state.auth;
-      if (!auth) throw ctx.state.authError ?? ApiError.unauthenticated();
+      if (!auth) throw ctx.state.authError ?? DomainError.unauthenticated();
       assertSuperadmin(auth.user);
     }
     const text = await metrics.registry.metrics();

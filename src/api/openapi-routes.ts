@@ -1,6 +1,7 @@
 // The route catalogue of the OpenAPI document: every endpoint the service serves, with its
 // parameters, body schema ($id of a file in schemas/) and responses. test/openapi.test.ts checks
 // it against the routes the Koa routers register, so a new route without an entry fails a test.
+import { API_PREFIX } from '../http/auth.js';
 import type { JsonObject } from './openapi-schemas.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'delete';
@@ -61,7 +62,7 @@ export interface RouteDoc {
   errors?: number[];
 }
 
-export const API = '/rest/latest';
+export const API = API_PREFIX;
 
 export const ref = (id: string): JsonObject => ({ $ref: `#/components/schemas/${id}` });
 const arrayOf = (id: string): JsonObject => ({ type: 'array', items: ref(id) });

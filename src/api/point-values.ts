@@ -3,17 +3,16 @@ import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import { caller } from '../http/auth.js';
 import { MiB, parseJson, readJson, readJsonText } from '../http/body.js';
-import { readBulkColumns } from '../http/bulk-values.js';
-import { ApiError } from '../http/errors.js';
+import { readBulkColumns } from '../core/bulk-values.js';
+import { DomainError } from '../core/errors.js';
 import type { AppContext, AppState } from '../http/state.js';
-import { parseInstant } from '../http/time.js';
-import { isTimeZone } from '../http/validation.js';
-import type { Services } from '../services/index.js';
+import { parseInstant } from '../core/time.js';
+import { isTimeZone } from '../core/validation.js';
 import { apiStatistic, apiValue } from '../services/point-value-types.js';
-import { MAX_LATEST_LIMIT } from '../services/point-values.js';
+import { MAX_LATEST_LIMIT, type PointValueService } from '../services/point-values.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import { PERIOD_TYPES, periodBounds, type PeriodType } from '../store/values/periods.js';
-import { computeRollup, NUMERIC_ONLY, ROLLUPS, statisticOf, type Rollup, type RollupResult } from '../store/values/rollup.js';
+import { NUMERIC_ONLY, ROLLUPS, statisticOf, type Rollup, type RollupResult } from '../store/values/rollup.js';
 import type { StoredValue } from '../store/values/types.js';
 
 const BULK_LIMIT = 16 * MiB;
@@ -32,8 +31,8 @@ interface ReadQuery {
 
 const READ_PARAMS = new Set(['from', 'to', 'limit', 'rollup', 'timePeriodType', 'timePeriods', 'timezone', 'truncate']);
 
-function badParam(name: string, message: string): ApiError {
-  return ApiError.badRequest(`Invalid query parameter ${name}: ${message}`);
+function badParam(name: string, message: string): DomainError {
+  return DomainError.badRequest(`Invalid query parameter ${name}: ${message}`);
 }
 
 function single(ctx: AppContext, name: string): string | undefined {
@@ -107,11 +106,11 @@ function rawJson(point: DataPointRecord, v: StoredValue): string {
 }
 
 /** Raw values of one point as JSON array text chunks or CSV rows. */
-async function* rawChunks(s: Services, point: DataPointRecord, q: ReadQuery, csv: boolean): AsyncGenerator<string> {
+async function* rawChunks(values: PointValueService, point: DataPointRecord, q: ReadQuery, csv: boolean): AsyncGenerator<string> {
   if (csv) yield 'timestamp,value,annotation\r\n';
   else yield '[';
   let first = true;
-  for await (const batch of s.pointValues.store.range(point.id, q.from, q.to, q.limit)) {
+  for await (const batch of values.range(point, q.from, q.to, q.limit)) {
     let text = '';
     for (const v of batch) {
       if (csv) text += `${v.ts},${csvField(apiValue(point.dataType, v))},${csvField(v.annotation)}\r\n`;
@@ -132,7 +131,7 @@ const PERIODS_PER_CHUNK = 2_000;
  * Rolled-up values of one point, one element per period. The statistics are computed (and any
  * error raised) before the first byte; the text is then produced chunk by chunk.
  */
-async function rollupChunks(s: Services, point: DataPointRecord, q: ReadQuery, rollup: Rollup, csv: boolean): Promise<Iterable<string>> {
+async function rollupChunks(values: PointValueService, point: DataPointRecord, q: ReadQuery, rollup: Rollup, csv: boolean): Promise<Iterable<string>> {
   const numeric = point.dataType === 'NUMERIC';
   if (!numeric && NUMERIC_ONLY.has(rollup)) {
     throw badParam('rollup', `${rollup} needs a NUMERIC point; ${point.dataType} points allow NONE, FIRST, LAST, START, COUNT, ALL`);
@@ -146,8 +145,7 @@ async function rollupChunks(s: Services, point: DataPointRecord, q: ReadQuery, r
     if (err instanceof RangeError) throw badParam(q.periodType ? 'timePeriodType' : 'from', err.message);
     throw err;
   }
-  const endOfData = Math.min(bounds[bounds.length - 1]!, Date.now());
-  const result = await computeRollup(s.pointValues.store, point.id, bounds, endOfData, numeric);
+  const result = await values.rollup(point, bounds);
   return rollupText(point, result, bounds, rollup, csv);
 }
 
@@ -188,9 +186,9 @@ function effectiveRollup(point: DataPointRecord, q: ReadQuery): Rollup | undefin
   return r === undefined || r === 'NONE' ? undefined : r;
 }
 
-async function valuesOf(s: Services, point: DataPointRecord, q: ReadQuery, csv: boolean): Promise<AsyncIterable<string> | Iterable<string>> {
+async function valuesOf(values: PointValueService, point: DataPointRecord, q: ReadQuery, csv: boolean): Promise<AsyncIterable<string> | Iterable<string>> {
   const rollup = effectiveRollup(point, q);
-  return rollup ? rollupChunks(s, point, q, rollup, csv) : rawChunks(s, point, q, csv);
+  return rollup ? rollupChunks(values, point, q, rollup, csv) : rawChunks(values, point, q, csv);
 }
 
 function send(ctx: AppContext, csv: boolean, chunks: AsyncIterable<string> | Iterable<string>): void {
@@ -198,25 +196,25 @@ function send(ctx: AppContext, csv: boolean, chunks: AsyncIterable<string> | Ite
   ctx.body = Array.isArray(chunks) ? chunks.join('') : Readable.from(chunks);
 }
 
-export function pointValuesRouter(s: Services): Router<AppState> {
+export function pointValuesRouter(values: PointValueService): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/point-values' });
 
   router.get('/latest/:xid', async (ctx) => {
     for (const key of Object.keys(ctx.query)) if (key !== 'limit') throw badParam(key, 'unknown parameter');
     const limitText = single(ctx, 'limit');
     const limit = limitText === undefined ? 1 : positiveInteger('limit', limitText, MAX_LATEST_LIMIT);
-    const point = await s.pointValues.readablePoint(caller(ctx).user, ctx.params.xid!);
-    const values = await s.pointValues.latest(point, limit);
+    const point = await values.readablePoint(caller(ctx).user, ctx.params.xid!);
+    const newest = await values.latest(point, limit);
     const csv = wantsCsv(ctx);
-    if (csv) send(ctx, true, ['timestamp,value,annotation\r\n', ...values.map((v) => `${v.ts},${csvField(apiValue(point.dataType, v))},${csvField(v.annotation)}\r\n`)]);
-    else send(ctx, false, ['[', values.map((v) => rawJson(point, v)).join(','), ']']);
+    if (csv) send(ctx, true, ['timestamp,value,annotation\r\n', ...newest.map((v) => `${v.ts},${csvField(apiValue(point.dataType, v))},${csvField(v.annotation)}\r\n`)]);
+    else send(ctx, false, ['[', newest.map((v) => rawJson(point, v)).join(','), ']']);
   });
 
   const readOne = async (ctx: AppContext, xid: string, pathRollup?: string) => {
     const q = readQuery(ctx, pathRollup);
-    const point = await s.pointValues.readablePoint(caller(ctx).user, xid);
+    const point = await values.readablePoint(caller(ctx).user, xid);
     const csv = wantsCsv(ctx);
-    send(ctx, csv, await valuesOf(s, point, q, csv));
+    send(ctx, csv, await valuesOf(values, point, q, csv));
   };
   router.get('/single/:xid', (ctx) => readOne(ctx, ctx.params.xid!));
   router.get('/time-period/:xid', (ctx) => readOne(ctx, ctx.params.xid!));
@@ -229,10 +227,10 @@ export function pointValuesRouter(s: Services): Router<AppState> {
     if (xids.length === 0) throw badParam('xids', 'name at least one point');
     // Check every point first: an unknown or unreadable XID fails the whole request.
     const points: DataPointRecord[] = [];
-    for (const xid of xids) points.push(await s.pointValues.readablePoint(user, xid));
+    for (const xid of xids) points.push(await values.readablePoint(user, xid));
     // Rollups are computed (and parameter errors raised) for every point before the first byte.
     const bodies: (AsyncIterable<string> | Iterable<string>)[] = [];
-    for (const point of points) bodies.push(await valuesOf(s, point, q, false));
+    for (const point of points) bodies.push(await valuesOf(values, point, q, false));
     async function* chunks(): AsyncGenerator<string> {
       for (let i = 0; i < points.length; i++) {
         yield `${i === 0 ? '{' : ','}${JSON.stringify(points[i]!.xid)}:`;
@@ -246,7 +244,7 @@ export function pointValuesRouter(s: Services): Router<AppState> {
   router.get('/multiple-arrays/time-period/:xids/:rollup', (ctx) => readMany(ctx, ctx.params.xids!, ctx.params.rollup));
 
   router.put('/:xid', async (ctx) => {
-    ctx.body = await s.pointValues.set(caller(ctx).user, ctx.params.xid!, await readJson(ctx));
+    ctx.body = await values.set(caller(ctx).user, ctx.params.xid!, await readJson(ctx));
   });
 
   router.post('/', async (ctx) => {
@@ -254,15 +252,15 @@ export function pointValuesRouter(s: Services): Router<AppState> {
     const text = await readJsonText(ctx, { limit: BULK_LIMIT });
     // The usual body shape is read straight into columns; anything else takes the general path.
     const columns = text === undefined ? undefined : readBulkColumns(text);
-    const fast = columns && columns.length > 0 ? await s.pointValues.bulkColumns(user, columns) : undefined;
-    ctx.body = { written: fast ?? (await s.pointValues.bulk(user, text === undefined ? undefined : parseJson(text))) };
+    const fast = columns && columns.length > 0 ? await values.bulkColumns(user, columns) : undefined;
+    ctx.body = { written: fast ?? (await values.bulk(user, text === undefined ? undefined : parseJson(text))) };
   });
 
   router.delete('/:xid', async (ctx) => {
     for (const key of Object.keys(ctx.query)) if (key !== 'from' && key !== 'to') throw badParam(key, 'unknown parameter');
     for (const name of ['from', 'to']) if (single(ctx, name) === undefined) throw badParam(name, 'is required to delete');
     const q = readQuery(ctx);
-    ctx.body = { deleted: await s.pointValues.delete(caller(ctx).user, ctx.params.xid!, q.from, q.to) };
+    ctx.body = { deleted: await values.delete(caller(ctx).user, ctx.params.xid!, q.from, q.to) };
   });
 
   return router;

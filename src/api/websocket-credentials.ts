@@ -1,7 +1,9 @@
 // Sockets outlive the credentials they were opened with. This closes them when those end: at once
 // for changes made through this instance (user hooks, key reset), and at each heartbeat sweep for
 // what only the store knows (a logout, a change made by another instance, a long token's expiry).
-import type { Services } from '../services/index.js';
+import type { SessionService } from '../services/sessions.js';
+import type { TokenService } from '../services/tokens.js';
+import type { UserService } from '../services/users.js';
 import type { UserRecord } from '../store/metadata/users.js';
 import { CloseCode, type CloseCodeValue, type Connection } from './websocket-connection.js';
 
@@ -16,13 +18,20 @@ function userChanged(then: UserRecord, now: UserRecord | undefined): boolean {
   );
 }
 
+/** The services that say whether a socket's credentials still hold. */
+export interface CredentialDeps {
+  users: UserService;
+  sessions: SessionService;
+  tokens: TokenService;
+}
+
 /** Lookups shared by every socket in one sweep: a thousand sockets of one user cost one query. */
 class SweepLookups {
   private readonly users = new Map<number, Promise<UserRecord | undefined>>();
   private readonly sessions = new Map<string, Promise<boolean>>();
   private readonly tokens = new Map<string, Promise<boolean>>();
 
-  constructor(private readonly s: Services) {}
+  constructor(private readonly s: CredentialDeps) {}
 
   user(id: number): Promise<UserRecord | undefined> {
     return memo(this.users, id, () => this.s.users.findById(id));
@@ -52,7 +61,7 @@ export class CredentialWatch {
   private readonly byUser = new Map<number, Set<Connection>>();
   private readonly unsubscribe: (() => void)[];
 
-  constructor(private readonly s: Services) {
+  constructor(private readonly s: CredentialDeps) {
     this.unsubscribe = [
       s.users.onUserEvent((userId, event) =>
         this.closeUser(userId, event === 'changed' ? CloseCode.USER_CHANGED : CloseCode.TOKENS_REVOKED, event === 'tokensRevoked'),

@@ -3,8 +3,7 @@
 // open); each event is serialised once, and read permission is decided once per user, not per socket.
 // The socket takes no messages: what a client sends is ignored (Mango clients send filters).
 import type { Logger } from 'pino';
-import { eventView, type EventAction, type EventRecord } from '../services/events.js';
-import type { Services } from '../services/index.js';
+import { eventView, type EventAction, type EventRecord, type EventService } from '../services/events.js';
 import type { UserRecord } from '../store/metadata/users.js';
 import type { Channel } from './websocket-channel.js';
 import type { Connection } from './websocket-connection.js';
@@ -24,13 +23,13 @@ export class EventChannel implements Channel {
   private off: (() => void) | undefined;
 
   constructor(
-    private readonly s: Services,
+    private readonly events: EventService,
     private readonly log: Logger,
   ) {}
 
   open(conn: Connection): void {
     this.sockets.add(conn);
-    this.off ??= this.s.events.subscribe((action, event) => this.enqueue({ action, event }));
+    this.off ??= this.events.subscribe((action, event) => this.enqueue({ action, event }));
     conn.onRelease(() => {
       this.sockets.delete(conn);
       if (this.sockets.size > 0) return;
@@ -76,7 +75,7 @@ export class EventChannel implements Channel {
     let text: Buffer | undefined;
     await Promise.all(
       [...byUser.values()].map(async ({ user, sockets }) => {
-        if (!(await this.s.events.mayRead(user, event))) return;
+        if (!(await this.events.mayRead(user, event))) return;
         text ??= Buffer.from(JSON.stringify({ status: 'OK', payload: { action, event: eventView(event) } }));
         for (const conn of sockets) conn.send(text);
       }),

@@ -2,13 +2,13 @@
 // whether a cookie-authenticated browser page may connect from where it runs, and how a refused
 // upgrade is answered (an HTTP response with the service's error body, never a crash).
 import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
-import { STATUS_CODES } from 'node:http';
 import { authenticate, SESSION_COOKIE } from '../http/auth.js';
-import { ApiError, errorBody } from '../http/errors.js';
-import { TokenBuckets } from '../http/rate-limit.js';
+import { DomainError } from '../core/errors.js';
+import { TokenBuckets } from '../core/rate-limits.js';
 import type { AuthMethod } from '../http/state.js';
-import type { Services } from '../services/index.js';
+import type { Config } from '../config.js';
+import type { AuthService } from '../services/auth.js';
+import type { TokenService } from '../services/tokens.js';
 import type { UserRecord } from '../store/metadata/users.js';
 
 /** Who a socket belongs to, and what must be checked again while it stays open. */
@@ -59,22 +59,28 @@ function assertSameOrigin(req: IncomingMessage, trustProxy: boolean): void {
   } catch {
     originHost = '';
   }
-  if (originHost === '' || originHost !== host) throw ApiError.accessDenied('Access denied: cross-origin WebSocket requests cannot use the session cookie');
+  if (originHost === '' || originHost !== host) throw DomainError.accessDenied('Access denied: cross-origin WebSocket requests cannot use the session cookie');
 }
 
-function tooManyAttempts(seconds: number): ApiError {
-  return new ApiError(429, 'IP_RATE_LIMITED', `Too many requests from this address; retry in ${seconds} seconds`, undefined, { 'Retry-After': String(seconds) });
+function tooManyAttempts(seconds: number): DomainError {
+  return DomainError.rateLimited('IP_RATE_LIMITED', seconds, 'Too many requests from this address');
+}
+
+export interface HandshakeDeps {
+  auth: AuthService;
+  tokens: TokenService;
+  config: Pick<Config, 'trustProxy' | 'basicAuthEnabled' | 'rateLimit'>;
 }
 
 export class Handshake {
   // Upgrades that end without a user count like anonymous HTTP requests (same limits, own buckets).
   private readonly refused: TokenBuckets | undefined;
 
-  constructor(private readonly s: Services) {
+  constructor(private readonly s: HandshakeDeps) {
     this.refused = s.config.rateLimit.enabled ? new TokenBuckets(s.config.rateLimit.anonymous) : undefined;
   }
 
-  /** The socket's owner; throws an ApiError (401, 403, 429) when the upgrade must be refused. */
+  /** The socket's owner; throws a DomainError (401, 403, 429) when the upgrade must be refused. */
   async authenticate(req: IncomingMessage): Promise<SocketAuth> {
     const { trustProxy, basicAuthEnabled } = this.s.config;
     const ip = clientIp(req, trustProxy);
@@ -85,7 +91,7 @@ export class Handshake {
     try {
       if (credentials.authorization === '' && credentials.sessionCookie) assertSameOrigin(req, trustProxy);
       const found = await authenticate(this.s.auth, basicAuthEnabled, credentials);
-      if (!found) throw ApiError.unauthenticated();
+      if (!found) throw DomainError.unauthenticated();
       const auth: SocketAuth = { user: found.user, method: found.method };
       if (found.method === 'session') auth.sessionCookie = credentials.sessionCookie;
       if (found.method === 'token') {
@@ -94,7 +100,7 @@ export class Handshake {
       }
       return auth;
     } catch (err) {
-      if (err instanceof ApiError && err.status !== 429 && this.refused) {
+      if (err instanceof DomainError && err.kind !== 'rate-limited' && this.refused) {
         const limited = this.refused.take(ip);
         if (limited > 0) throw tooManyAttempts(limited);
       }
@@ -103,16 +109,3 @@ export class Handshake {
   }
 }
 
-/** Answers a refused upgrade with an HTTP response carrying the service's error body. */
-export function refuseUpgrade(socket: Duplex, err: ApiError): void {
-  if (socket.destroyed) return;
-  const body = JSON.stringify(errorBody(err));
-  const headers = [
-    `HTTP/1.1 ${err.status} ${STATUS_CODES[err.status] ?? 'Error'}`,
-    'Connection: close',
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    ...Object.entries(err.headers ?? {}).map(([name, value]) => `${name}: ${value}`),
-  ];
-  socket.end(`${headers.join('\r\n')}\r\n\r\n${body}`);
-}

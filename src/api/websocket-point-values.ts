@@ -10,8 +10,10 @@
 // the first REGISTERED, the answer to a subscription, is always sent.
 import type { Logger } from 'pino';
 import type { RawData } from 'ws';
-import type { LiveValue } from '../runtime/bus.js';
-import type { Services } from '../services/index.js';
+import type { LiveValue } from '../services/point-value-bus.js';
+import type { DataPointService } from '../services/data-points.js';
+import type { DataSourceService } from '../services/data-sources.js';
+import type { PointValueService } from '../services/point-values.js';
 import { hasPermission } from '../services/permissions.js';
 import { apiValue } from '../services/point-value-types.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
@@ -102,6 +104,12 @@ function eventsOf(v: LiveValue): PointEvent[] {
   return events;
 }
 
+export interface PointValueChannelDeps {
+  pointValues: PointValueService;
+  dataPoints: DataPointService;
+  dataSources: DataSourceService;
+}
+
 export class PointValueChannel implements Channel {
   private readonly watched = new Map<number, WatchedPoint>();
   /** Per connection: subscribed XID → point id. */
@@ -110,7 +118,7 @@ export class PointValueChannel implements Channel {
   private closed = false;
 
   constructor(
-    private readonly s: Services,
+    private readonly s: PointValueChannelDeps,
     private readonly log: Logger,
     private readonly limits: PointValueLimits,
   ) {

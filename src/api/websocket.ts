@@ -19,14 +19,15 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { API_PREFIX } from '../http/auth.js';
-import { ApiError } from '../http/errors.js';
-import type { Services } from '../services/index.js';
+import { DomainError } from '../core/errors.js';
+import { internalError, writeErrorToSocket } from '../http/errors.js';
+import type { EventService } from '../services/events.js';
 import type { Channel } from './websocket-channel.js';
 import { CloseCode, Connection, type ConnectionLimits } from './websocket-connection.js';
-import { CredentialWatch } from './websocket-credentials.js';
+import { CredentialWatch, type CredentialDeps } from './websocket-credentials.js';
 import { EventChannel } from './websocket-events.js';
-import { Handshake, refuseUpgrade, type SocketAuth } from './websocket-handshake.js';
-import { PointValueChannel, type PointValueLimits } from './websocket-point-values.js';
+import { Handshake, type HandshakeDeps, type SocketAuth } from './websocket-handshake.js';
+import { PointValueChannel, type PointValueChannelDeps, type PointValueLimits } from './websocket-point-values.js';
 
 export interface WebSocketOptions extends ConnectionLimits, PointValueLimits {
   /** Pings every this often; a socket that has not answered the previous ping is cut. */
@@ -45,15 +46,16 @@ export const DEFAULT_WEBSOCKET_OPTIONS: WebSocketOptions = {
   maxPayloadBytes: 16 * 1024,
 };
 
+/** The services the WebSocket endpoints use. */
+export type WebSocketDeps = HandshakeDeps & CredentialDeps & PointValueChannelDeps & { events: EventService };
+
 /** Builds the channel of one endpoint. */
-export type ChannelFactory = (s: Services, log: Logger, options: WebSocketOptions) => Channel;
+export type ChannelFactory = (s: WebSocketDeps, log: Logger, options: WebSocketOptions) => Channel;
 
 export const WEBSOCKET_CHANNELS: Record<string, ChannelFactory> = {
   'point-value': (s, log, options) => new PointValueChannel(s, log, options),
-  events: (s, log) => new EventChannel(s, log),
+  events: (s, log) => new EventChannel(s.events, log),
 };
-
-const internalError = () => new ApiError(500, 'GENERIC_500', 'Internal server error');
 
 export class WebSocketHub {
   private readonly wss: WebSocketServer;
@@ -65,7 +67,7 @@ export class WebSocketHub {
   private stopping = false;
 
   constructor(
-    private readonly s: Services,
+    s: WebSocketDeps,
     private readonly log: Logger,
     readonly options: WebSocketOptions = DEFAULT_WEBSOCKET_OPTIONS,
     channels: Record<string, ChannelFactory> = WEBSOCKET_CHANNELS,
@@ -91,8 +93,8 @@ export class WebSocketHub {
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => socket.destroy()); // a client gone mid-handshake is not our failure
     this.accept(req, socket, head).catch((err: unknown) => {
-      if (!(err instanceof ApiError)) this.log.error({ err, path: req.url }, 'websocket: upgrade failed');
-      refuseUpgrade(socket, err instanceof ApiError ? err : internalError());
+      if (!(err instanceof DomainError)) this.log.error({ err, path: req.url }, 'websocket: upgrade failed');
+      writeErrorToSocket(socket, err instanceof DomainError ? err : internalError);
     });
   }
 
@@ -125,8 +127,8 @@ export class WebSocketHub {
   private async accept(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '').toLowerCase();
     const channel = this.channels.get(path);
-    if (!channel) throw ApiError.notFound();
-    if (this.stopping) throw new ApiError(503, 'GENERIC_500', 'Service stopping');
+    if (!channel) throw DomainError.notFound();
+    if (this.stopping) throw new DomainError('unavailable', 'Service stopping');
     const auth = await this.handshake.authenticate(req);
     if (socket.destroyed || this.stopping) {
       socket.destroy();
@@ -145,7 +147,7 @@ export class WebSocketHub {
 }
 
 /** Serves the WebSocket endpoints on the server; other upgrade paths are refused with 404. */
-export function attachWebSockets(server: Server, s: Services, log: Logger, options?: WebSocketOptions): WebSocketHub {
+export function attachWebSockets(server: Server, s: WebSocketDeps, log: Logger, options?: WebSocketOptions): WebSocketHub {
   const hub = new WebSocketHub(s, log, options);
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => hub.upgrade(req, socket, head));
   return hub;

@@ -2,7 +2,7 @@
 // Basic) or the session cookie, and refuses anonymous callers outside the public paths.
 import type { Context, Next } from 'koa';
 import type { AuthService } from '../services/auth.js';
-import { ApiError } from './errors.js';
+import { DomainError } from '../core/errors.js';
 import type { AppState, Authentication } from './state.js';
 
 export const SESSION_COOKIE = 'DDS_SESSION';
@@ -32,24 +32,24 @@ async function fromAuthorizationHeader(auth: AuthService, header: string, ip: st
   const value = space < 0 ? '' : header.slice(space + 1).trim();
   if (scheme === 'bearer') return { user: await auth.token(value), method: 'token' };
   if (scheme === 'basic') {
-    if (!basicEnabled) throw ApiError.unauthenticated('Basic authentication is disabled');
+    if (!basicEnabled) throw DomainError.unauthenticated('Basic authentication is disabled');
     const credentials = parseBasic(value);
-    if (!credentials) throw ApiError.unauthenticated('Malformed Basic credentials');
+    if (!credentials) throw DomainError.unauthenticated('Malformed Basic credentials');
     return { user: await auth.basic(ip, credentials.username, credentials.password), method: 'basic' };
   }
-  throw ApiError.unauthenticated('Unsupported authorization scheme');
+  throw DomainError.unauthenticated('Unsupported authorization scheme');
 }
 
 /**
  * The caller the credentials prove, or undefined when none were presented. The Authorization header
- * wins over the cookie. Refused credentials throw an ApiError. Shared by the HTTP middleware and the
+ * wins over the cookie. Refused credentials throw a DomainError. Shared by the HTTP middleware and the
  * WebSocket handshake.
  */
 export async function authenticate(auth: AuthService, basicEnabled: boolean, c: PresentedCredentials): Promise<Authentication | undefined> {
   if (c.authorization !== '') return fromAuthorizationHeader(auth, c.authorization, c.ip, basicEnabled);
   if (!c.sessionCookie) return undefined;
   const session = await auth.session(c.sessionCookie);
-  if (!session) throw ApiError.unauthenticated('Session expired or invalid');
+  if (!session) throw DomainError.unauthenticated('Session expired or invalid');
   return { user: session.user, method: 'session', sessionIdHash: session.idHash };
 }
 
@@ -65,7 +65,7 @@ export function identify(auth: AuthService, basicEnabled: boolean) {
       const found = await authenticate(auth, basicEnabled, credentials);
       if (found) ctx.state.auth = found;
     } catch (err) {
-      if (!(err instanceof ApiError) || err.status === 429) throw err;
+      if (!(err instanceof DomainError) || err.kind === 'rate-limited') throw err;
       ctx.state.authError = err;
     }
     await next();
@@ -86,7 +86,7 @@ export function isPublic(method: string, rawPath: string): boolean {
 
 export async function requireAuthentication(ctx: Ctx, next: Next): Promise<void> {
   if (!ctx.state.auth && !isPublic(ctx.method, ctx.path)) {
-    throw ctx.state.authError ?? ApiError.unauthenticated();
+    throw ctx.state.authError ?? DomainError.unauthenticated();
   }
   await next();
 }
@@ -94,6 +94,6 @@ export async function requireAuthentication(ctx: Ctx, next: Next): Promise<void>
 /** The authenticated caller, for routes behind requireAuthentication. */
 export function caller(ctx: Ctx) {
   const auth = ctx.state.auth;
-  if (!auth) throw ApiError.unauthenticated();
+  if (!auth) throw DomainError.unauthenticated();
   return auth;
 }

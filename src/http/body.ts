@@ -1,13 +1,16 @@
 // Reading a JSON request body: content type, size limit and syntax, each with the contract's error.
 import getRawBody from 'raw-body';
 import type { Context } from 'koa';
-import { ApiError } from './errors.js';
+import { DomainError } from '../core/errors.js';
+import { parseJson } from '../core/json.js';
+
+export { parseJson };
 
 export const MiB = 1024 * 1024;
 export const DEFAULT_BODY_LIMIT = MiB;
 
-function tooLarge(limit: number): ApiError {
-  return new ApiError(413, 'BAD_REQUEST', `Request body too large (limit ${limit / MiB} MiB)`);
+function tooLarge(limit: number): DomainError {
+  return DomainError.tooLarge(`Request body too large (limit ${limit / MiB} MiB)`);
 }
 
 function hasBody(ctx: Context): boolean {
@@ -23,14 +26,14 @@ export async function readJsonText(ctx: Context, options: { limit?: number; opti
   const limit = options.limit ?? DEFAULT_BODY_LIMIT;
   if (!hasBody(ctx)) {
     if (options.optional) return undefined;
-    throw ApiError.badRequest('A JSON request body is required');
+    throw DomainError.badRequest('A JSON request body is required');
   }
   if (!ctx.is('application/json')) {
-    throw ApiError.badRequest('Unsupported content type: send Content-Type: application/json');
+    throw DomainError.badRequest('Unsupported content type: send Content-Type: application/json');
   }
   const charset = /charset\s*=\s*"?([\w-]+)/i.exec(ctx.get('content-type'))?.[1]?.toLowerCase();
   if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-    throw ApiError.badRequest(`Unsupported charset ${charset}: send UTF-8`);
+    throw DomainError.badRequest(`Unsupported charset ${charset}: send UTF-8`);
   }
   const declared = Number(ctx.get('content-length') || NaN);
   if (declared > limit) throw tooLarge(limit);
@@ -40,23 +43,15 @@ export async function readJsonText(ctx: Context, options: { limit?: number; opti
   } catch (err) {
     const type = (err as { type?: unknown }).type;
     if (type === 'entity.too.large') throw tooLarge(limit);
-    throw ApiError.badRequest('Could not read the request body');
+    throw DomainError.badRequest('Could not read the request body');
   }
   if (text.trim() === '') {
     if (options.optional) return undefined;
-    throw ApiError.badRequest('A JSON request body is required');
+    throw DomainError.badRequest('A JSON request body is required');
   }
   return text;
 }
 
-export function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    const detail = err instanceof SyntaxError ? `: ${err.message}` : '';
-    throw ApiError.badRequest(`Invalid JSON${detail}`);
-  }
-}
 
 /** Reads and parses a JSON body (see readJsonText). */
 export async function readJson(ctx: Context, options: { limit?: number; optional?: boolean } = {}): Promise<unknown> {

@@ -1,7 +1,7 @@
 // Stateless double-submit CSRF check: the XSRF-TOKEN cookie must equal the X-XSRF-TOKEN header.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, Next } from 'koa';
-import { ApiError } from './errors.js';
+import { DomainError } from '../core/errors.js';
 import type { AppState } from './state.js';
 
 export const CSRF_COOKIE = 'XSRF-TOKEN';
@@ -24,7 +24,7 @@ export function assertCsrf(ctx: Context): void {
   const cookie = ctx.cookies.get(CSRF_COOKIE) ?? '';
   const header = ctx.get(CSRF_HEADER);
   if (cookie === '' || header === '' || !constantTimeEqual(cookie, header)) {
-    throw ApiError.accessDenied('Invalid CSRF token');
+    throw DomainError.accessDenied('Invalid CSRF token');
   }
 }
 

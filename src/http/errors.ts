@@ -1,78 +1,42 @@
-// The one error type of the service and the one place that renders error bodies.
+// The HTTP edge of the service's errors: the one place that maps a DomainError to a status line
+// and renders the contract's error body.
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
+import { DomainError, type ErrorKind, type ValidationMessage } from '../core/errors.js';
 
-export const ServiceStatus = {
-  NOT_FOUND: -1,
-  RQL_PARSE_FAILURE: 4001,
-  VALIDATION_FAILED: 4002,
-  ALREADY_EXISTS: 4003,
-  ACCESS_DENIED: 4004,
-  BAD_REQUEST: 4005,
-  IP_RATE_LIMITED: 4006,
-  USER_RATE_LIMITED: 4007,
-  GENERIC_AUTHENTICATION_FAILED: 4008,
-  ACCOUNT_DISABLED: 4009,
-  CREDENTIALS_EXPIRED: 4010,
-  BAD_CREDENTIALS: 4011,
-  PASSWORD_CHANGE_FAILED: 4012,
-  RQL_VISIT_ERROR: 4013,
-  GENERIC_500: 5000,
-} as const;
+const KIND_STATUS: Record<ErrorKind, number> = {
+  'bad-request': 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  'not-found': 404,
+  conflict: 409,
+  'too-large': 413,
+  invalid: 422,
+  'rate-limited': 429,
+  internal: 500,
+  'device-failed': 502,
+  unavailable: 503,
+};
 
-export type ServiceStatusName = keyof typeof ServiceStatus;
-
-export type ValidationLevel = 'ERROR' | 'WARNING' | 'INFO';
-
-export interface ValidationMessage {
-  property: string;
-  level: ValidationLevel;
-  message: string;
-  localizedMessage: string;
-}
-
-export function validationMessage(property: string, message: string, level: ValidationLevel = 'ERROR'): ValidationMessage {
-  return { property, level, message, localizedMessage: message };
-}
-
-export class ApiError extends Error {
+/** A failure only HTTP knows (405, 501, 414, 431…): its status is its own, its body a BAD_REQUEST. */
+export class HttpStatusError extends DomainError {
   constructor(
     readonly status: number,
-    readonly statusName: ServiceStatusName,
     message: string,
-    readonly messages?: ValidationMessage[],
-    readonly headers?: Record<string, string>,
   ) {
-    super(message);
-    this.name = 'ApiError';
+    super('bad-request', message);
   }
+}
 
-  get serviceStatusCode(): number {
-    return ServiceStatus[this.statusName];
-  }
+export function httpStatus(err: DomainError): number {
+  return err instanceof HttpStatusError ? err.status : KIND_STATUS[err.kind];
+}
 
-  static notFound(message = 'Not found'): ApiError {
-    return new ApiError(404, 'NOT_FOUND', message);
-  }
-  static badRequest(message: string): ApiError {
-    return new ApiError(400, 'BAD_REQUEST', message);
-  }
-  static validation(messages: ValidationMessage[], objectType?: string): ApiError {
-    const summary = messages.map((m) => (m.property ? `${m.property} ${m.message}` : m.message)).join('; ');
-    return new ApiError(422, 'VALIDATION_FAILED', `Validation failed${objectType ? ` for ${objectType}` : ''}: ${summary}`, messages);
-  }
-  static invalid(property: string, message: string, objectType?: string): ApiError {
-    return ApiError.validation([validationMessage(property, message)], objectType);
-  }
-  static conflict(message = 'XID is already in use'): ApiError {
-    return new ApiError(409, 'ALREADY_EXISTS', message);
-  }
-  static accessDenied(message = 'Access denied'): ApiError {
-    return new ApiError(403, 'ACCESS_DENIED', message);
-  }
-  static unauthenticated(message = 'Authentication required'): ApiError {
-    return new ApiError(401, 'GENERIC_AUTHENTICATION_FAILED', message);
-  }
+/** Headers the answer to this error carries (Retry-After on 429). */
+export function errorHeaders(err: DomainError): Record<string, string> {
+  return err.retryAfterSeconds === undefined ? {} : { 'Retry-After': String(err.retryAfterSeconds) };
 }
 
 export interface ErrorBody {
@@ -83,7 +47,7 @@ export interface ErrorBody {
   result?: { messages: ValidationMessage[] };
 }
 
-export function errorBody(err: ApiError): ErrorBody {
+export function errorBody(err: DomainError): ErrorBody {
   const body: ErrorBody = {
     serviceStatusCode: err.serviceStatusCode,
     serviceStatusName: err.statusName,
@@ -94,19 +58,37 @@ export function errorBody(err: ApiError): ErrorBody {
   return body;
 }
 
-/** Errors thrown by Koa itself or by libraries (http-errors shape) become ApiErrors here. */
-function toApiError(err: unknown): ApiError | undefined {
-  if (err instanceof ApiError) return err;
+/** Errors thrown by Koa itself or by libraries (http-errors shape) become DomainErrors here. */
+function toDomainError(err: unknown): DomainError | undefined {
+  if (err instanceof DomainError) return err;
   const status = (err as { status?: unknown; expose?: unknown })?.status;
   if (typeof status === 'number' && status >= 400 && status < 500) {
-    if (status === 404) return ApiError.notFound();
-    if (status === 413) return new ApiError(413, 'BAD_REQUEST', 'Request body too large');
-    return new ApiError(status, 'BAD_REQUEST', 'Bad request');
+    if (status === 404) return DomainError.notFound();
+    if (status === 413) return DomainError.tooLarge('Request body too large');
+    return new HttpStatusError(status, 'Bad request');
   }
   return undefined;
 }
 
-const internalError = new ApiError(500, 'GENERIC_500', 'Internal server error');
+/**
+ * Answers on a raw socket, where Koa never runs (a refused WebSocket upgrade, a request Node's
+ * parser refused): a complete HTTP/1.1 response with the error body, then the connection closes.
+ */
+export function writeErrorToSocket(socket: Duplex, err: DomainError): void {
+  if (socket.destroyed) return;
+  const status = httpStatus(err);
+  const body = JSON.stringify(errorBody(err));
+  const head = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
+    'Connection: close',
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    ...Object.entries(errorHeaders(err)).map(([name, value]) => `${name}: ${value}`),
+  ];
+  socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
+}
+
+export const internalError = new DomainError('internal', 'Internal server error');
 
 /**
  * Outermost middleware: renders every failure, including routes that matched nothing,
@@ -118,19 +100,19 @@ export function errorMiddleware(log: Logger) {
       await next();
       if (ctx.body === undefined || ctx.body === null) {
         // Routing outcomes that carry no body: no route (404), or a route without this method.
-        if (ctx.status === 404) throw ApiError.notFound();
-        if (ctx.status === 405) throw new ApiError(405, 'BAD_REQUEST', 'Method not allowed');
-        if (ctx.status === 501) throw new ApiError(501, 'BAD_REQUEST', 'Method not implemented');
+        if (ctx.status === 404) throw DomainError.notFound();
+        if (ctx.status === 405) throw new HttpStatusError(405, 'Method not allowed');
+        if (ctx.status === 501) throw new HttpStatusError(501, 'Method not implemented');
       }
     } catch (err) {
-      let apiError = toApiError(err);
-      if (!apiError) {
+      let failure = toDomainError(err);
+      if (!failure) {
         log.error({ err, method: ctx.method, path: ctx.path }, 'unexpected error');
-        apiError = internalError;
+        failure = internalError;
       }
-      ctx.status = apiError.status;
-      for (const [name, value] of Object.entries(apiError.headers ?? {})) ctx.set(name, value);
-      ctx.body = errorBody(apiError);
+      ctx.status = httpStatus(failure);
+      ctx.set(errorHeaders(failure));
+      ctx.body = errorBody(failure);
     }
   };
 }

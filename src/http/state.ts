@@ -1,7 +1,7 @@
 // What the middleware chain learns about a request and hands to the routes.
 import type { ParameterizedContext } from 'koa';
 import type { UserRecord } from '../store/metadata/users.js';
-import type { ApiError } from './errors.js';
+import type { DomainError } from '../core/errors.js';
 
 export type AuthMethod = 'session' | 'token' | 'basic';
 
@@ -15,7 +15,7 @@ export interface Authentication {
 export interface AppState {
   auth?: Authentication;
   /** Why presented credentials were refused; reported only where authentication is required. */
-  authError?: ApiError;
+  authError?: DomainError;
 }
 
 export type AppContext = ParameterizedContext<AppState>;

@@ -6,6 +6,7 @@
 // raised per fault episode; the first good poll after it returns the source to RUNNING and the event
 // to normal. lastError keeps the last fault's text after recovery, for diagnosis.
 import type { Logger } from 'pino';
+import { DeviceWriteError } from '../services/point-values.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { DataSourceRecord, DataSourceState, DataSourceType } from '../store/metadata/data-sources.js';
 import { periodMs, type DriverContext, type DriverFactory, type ProducedValue, type SourceDriver } from './driver.js';
@@ -42,21 +43,6 @@ export interface DataSourceRuntimeOptions {
   events?: SourceEvents;
   drivers: Partial<Record<DataSourceType, DriverFactory>>;
   log: Logger;
-}
-
-/**
- * A set value that did not reach the device. reason `value`:  the value cannot be written there (type or
- * range: the caller's mistake), `device` when the device or the connection failed.
- */
-export class DeviceWriteError extends Error {
-  override readonly name = 'DeviceWriteError';
-
-  constructor(
-    message: string,
-    readonly reason: 'value' | 'device' = 'device',
-  ) {
-    super(message);
-  }
 }
 
 class RunningSource {

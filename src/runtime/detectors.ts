@@ -13,23 +13,36 @@
 // durationMs: the condition must hold for that long (wall clock, or value timestamps as far apart)
 // before the event is raised; a value outside the condition cancels the wait.
 import type { Logger } from 'pino';
-import type { DataPointService } from '../services/data-points.js';
-import type { DataSourceService } from '../services/data-sources.js';
-import type { EventDetectorService } from '../services/event-detectors.js';
-import type { EventService } from '../services/events.js';
+import type { DataPointListener } from '../services/data-points.js';
+import type { DataSourceListener } from '../services/data-sources.js';
+import type { EventDetectorListener } from '../services/event-detectors.js';
+import type { RaiseInput } from '../services/events.js';
+import type { LiveValue, PointValueBus } from '../services/point-value-bus.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { DataSourceRecord } from '../store/metadata/data-sources.js';
 import type { DetectorSettings, EventDetectorRecord } from '../store/metadata/event-detectors.js';
-import type { WatchedDetector } from '../store/metadata/events.js';
+import type { RtnCause, WatchedDetector } from '../store/metadata/events.js';
 import type { StoredValue } from '../store/values/types.js';
-import type { LiveValue, PointValueBus } from './bus.js';
+
+/** What the runtime needs of the event service: the detectors to watch, and their events. */
+export interface DetectorEvents {
+  watchedDetectors(scope: { pointId?: number; sourceId?: number; detectorId?: number }): Promise<WatchedDetector[]>;
+  openDetectorIds(detectorIds: readonly number[]): Promise<Set<number>>;
+  raise(input: RaiseInput): Promise<unknown>;
+  detectorsCleared(detectorIds: readonly number[], cause: RtnCause, ts?: number): Promise<void>;
+  pointRenamed(pointId: number, oldXid: string, newXid: string): Promise<void>;
+  sourceRenamed(source: DataSourceRecord): Promise<void>;
+  sourceDisabled(source: DataSourceRecord): Promise<void>;
+  onSourceDisabled(hook: (source: DataSourceRecord) => Promise<void> | void): void;
+}
 
 export interface DetectorRuntimeDeps {
-  events: EventService;
-  detectors: EventDetectorService;
-  points: DataPointService;
-  sources: DataSourceService;
-  bus: PointValueBus;
+  events: DetectorEvents;
+  /** Detector definitions: created, redefined, deleted. */
+  detectors: { onChange(listener: EventDetectorListener): void };
+  points: { findById(id: number): Promise<DataPointRecord | undefined>; onChange(listener: DataPointListener): void };
+  sources: { onChange(listener: DataSourceListener): void };
+  bus: Pick<PointValueBus, 'subscribe' | 'follow'>;
   log: Pick<Logger, 'error'>;
 }
 

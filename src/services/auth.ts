@@ -3,8 +3,8 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.js';
-import { ApiError } from '../http/errors.js';
-import type { RateLimiter } from '../http/rate-limit.js';
+import { DomainError } from '../core/errors.js';
+import type { RateLimiter } from '../core/rate-limits.js';
 import type { UserRecord } from '../store/metadata/users.js';
 import { decoyPasswordHash, verifyPassword } from './passwords.js';
 import type { SessionService } from './sessions.js';
@@ -13,9 +13,9 @@ import type { UserService } from './users.js';
 
 const DAY_MS = 86_400_000;
 
-export const userDisabled = () => new ApiError(401, 'ACCOUNT_DISABLED', 'User is disabled');
-const badCredentials = () => new ApiError(401, 'BAD_CREDENTIALS', 'Bad username or password');
-const passwordExpired = () => new ApiError(401, 'CREDENTIALS_EXPIRED', 'Password expired: log in with newPassword to change it');
+export const userDisabled = () => DomainError.unauthenticated('User is disabled', 'ACCOUNT_DISABLED');
+const badCredentials = () => DomainError.unauthenticated('Bad username or password', 'BAD_CREDENTIALS');
+const passwordExpired = () => DomainError.unauthenticated('Password expired: log in with newPassword to change it', 'CREDENTIALS_EXPIRED');
 
 // Basic authentication sends the password on every request; argon2 on each would cost ~50 ms of CPU.
 // A verified (username, password) pair is remembered briefly, keyed by an HMAC with a per-process
@@ -80,7 +80,7 @@ export class AuthService {
     const user = await this.users.findByUsername(claims.username);
     // Token versions start at 0 for every account: the id tells a deleted or renamed user's token
     // from one of a new account that took the name.
-    if (!user || user.id !== claims.userId || user.tokenVersion !== claims.version) throw ApiError.unauthenticated('Token revoked');
+    if (!user || user.id !== claims.userId || user.tokenVersion !== claims.version) throw DomainError.unauthenticated('Token revoked');
     return this.assertUsable(user, false);
   }
 

@@ -1,6 +1,6 @@
 // Data points: the point locator checked against its source's type, permissions, and CRUD rules.
-import { ApiError, validationMessage, type ValidationMessage } from '../http/errors.js';
-import type { Validator } from '../http/validation.js';
+import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
+import type { Validator } from '../core/validation.js';
 import type { DataSourceRecord, DataSourceType } from '../store/metadata/data-sources.js';
 import { dataPointResource, type DataPointRecord, type DataPointsRepository, type DataType } from '../store/metadata/data-points.js';
 import type { DataSourceService } from './data-sources.js';
@@ -80,15 +80,41 @@ function virtualLocator(loc: DataPointInput['pointLocator'], problems: Validatio
     if (loc.values !== undefined) out.values = loc.values;
   }
   if (loc.startValue !== undefined) {
-    const ok =
-      (loc.dataType === 'NUMERIC' && typeof loc.startValue === 'number') ||
-      (loc.dataType === 'MULTISTATE' && Number.isInteger(loc.startValue)) ||
-      (loc.dataType === 'BINARY' && typeof loc.startValue === 'boolean') ||
-      (loc.dataType === 'ALPHANUMERIC' && typeof loc.startValue === 'string');
-    if (!ok) problems.push(validationMessage(at('startValue'), `must be a ${loc.dataType} value`));
-    out.startValue = loc.startValue;
+    const value = typedStartValue(loc.dataType, loc.startValue);
+    if (value === undefined) problems.push(validationMessage(at('startValue'), `must be a ${loc.dataType} value`));
+    out.startValue = value ?? loc.startValue;
   }
   return out;
+}
+
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+const INTEGER = /^[+-]?\d+$/;
+
+/**
+ * A VIRTUAL startValue as the runtime reads it (number, boolean or string), or undefined when it is not
+ * a value of the type. Mango clients send it as a string, so a string that parses as the type is taken
+ * too; it is stored typed, so the point reads back the same whichever form the client sent.
+ */
+function typedStartValue(dataType: DataType, raw: unknown): number | boolean | string | undefined {
+  const text = typeof raw === 'string' ? raw.trim() : undefined;
+  switch (dataType) {
+    case 'NUMERIC': {
+      const n = typeof raw === 'number' ? raw : text !== undefined && DECIMAL.test(text) ? Number(text) : NaN;
+      return Number.isFinite(n) ? n : undefined;
+    }
+    case 'MULTISTATE': {
+      const n = typeof raw === 'number' ? raw : text !== undefined && INTEGER.test(text) ? Number(text) : NaN;
+      return Number.isSafeInteger(n) ? n : undefined;
+    }
+    case 'BINARY': {
+      // "true"/"false" in any case; "1"/"0" are refused, as the numbers 1 and 0 are.
+      if (typeof raw === 'boolean') return raw;
+      const lower = text?.toLowerCase();
+      return lower === 'true' ? true : lower === 'false' ? false : undefined;
+    }
+    case 'ALPHANUMERIC':
+      return typeof raw === 'string' ? raw : undefined;
+  }
 }
 
 const WORDS: Record<string, number> = { INT16: 1, UINT16: 1, INT32: 2, UINT32: 2, FLOAT32: 2 };
@@ -127,7 +153,7 @@ function mqttLocator(loc: DataPointInput['pointLocator'], problems: ValidationMe
   return loc.jsonPath === undefined ? { topic } : { topic, jsonPath: loc.jsonPath };
 }
 
-const notFound = () => ApiError.notFound('Data point not found');
+const notFound = () => DomainError.notFound('Data point not found');
 
 /** Something that caches points (the point-value service) and must forget a changed one. */
 export interface DataPointListener {
@@ -167,7 +193,7 @@ export class DataPointService {
   /** Edit needs the point's edit permission or its source's. */
   async getForEdit(user: Principal, xid: string): Promise<DataPointRecord> {
     const p = await this.get(user, xid);
-    if (!(await this.mayEdit(user, p))) throw ApiError.accessDenied();
+    if (!(await this.mayEdit(user, p))) throw DomainError.accessDenied();
     return p;
   }
 
@@ -193,8 +219,8 @@ export class DataPointService {
   async create(user: Principal, body: unknown): Promise<DataPointRecord> {
     const input = this.validator.validate<DataPointInput>('data-point', body);
     const ds = await this.sources.findByXid(input.dataSourceXid);
-    if (!ds) throw ApiError.invalid('dataSourceXid', 'Data source not found', OBJECT_TYPE);
-    if (!this.sources.mayEdit(user, ds)) throw ApiError.accessDenied();
+    if (!ds) throw DomainError.invalid('dataSourceXid', 'Data source not found', OBJECT_TYPE);
+    if (!this.sources.mayEdit(user, ds)) throw DomainError.accessDenied();
     const locator = this.checkLocator(ds, input.pointLocator);
     const created = await this.repo
       .insert({
@@ -223,7 +249,7 @@ export class DataPointService {
   async update(user: Principal, xid: string, body: unknown): Promise<DataPointRecord> {
     const existing = await this.getForEdit(user, xid);
     const input = this.validator.validate<DataPointInput>('data-point', body);
-    if (input.dataSourceXid !== existing.dataSourceXid) throw ApiError.invalid('dataSourceXid', 'cannot be changed', OBJECT_TYPE);
+    if (input.dataSourceXid !== existing.dataSourceXid) throw DomainError.invalid('dataSourceXid', 'cannot be changed', OBJECT_TYPE);
     const ds = await this.sources.findById(existing.dataSourceId);
     if (!ds) throw notFound();
     const locator = this.checkLocator(ds, input.pointLocator);
@@ -264,7 +290,7 @@ export class DataPointService {
     const problems: ValidationMessage[] = [];
     const stored =
       ds.modelType === 'VIRTUAL' ? virtualLocator(loc, problems) : ds.modelType === 'MODBUS_IP' ? modbusLocator(loc, problems) : mqttLocator(loc, problems);
-    if (problems.length > 0) throw ApiError.validation(problems, OBJECT_TYPE);
+    if (problems.length > 0) throw DomainError.validation(problems, OBJECT_TYPE);
     return stored;
   }
 }

@@ -1,6 +1,6 @@
 // Data sources: validation per model type, permissions, and the rules of create/update/delete.
-import { ApiError } from '../http/errors.js';
-import type { Validator } from '../http/validation.js';
+import { DomainError } from '../core/errors.js';
+import type { Validator } from '../core/validation.js';
 import { dataSourceResource, type DataSourceRecord, type DataSourceState, type DataSourceType, type DataSourcesRepository, type UpdatePeriodType } from '../store/metadata/data-sources.js';
 import { assertPermission, assertSuperadmin, hasPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
 import { generateXid, listQuery, translateDuplicateXid, type ListResult } from './resources.js';
@@ -52,7 +52,7 @@ export interface DataSourceListener {
   sourceDeleted(source: DataSourceRecord): Promise<void> | void;
 }
 
-const notFound = () => ApiError.notFound('Data source not found');
+const notFound = () => DomainError.notFound('Data source not found');
 /** Names the object in validation summaries, as the schema does. */
 const OBJECT_TYPE = 'DataSourceVO';
 
@@ -124,7 +124,7 @@ export class DataSourceService {
   async update(user: Principal, xid: string, body: unknown): Promise<DataSourceRecord> {
     const existing = await this.getForEdit(user, xid);
     const input = this.validator.validate<DataSourceInput>('data-source', body);
-    if (input.modelType !== existing.modelType) throw ApiError.invalid('modelType', 'cannot be changed', OBJECT_TYPE);
+    if (input.modelType !== existing.modelType) throw DomainError.invalid('modelType', 'cannot be changed', OBJECT_TYPE);
     const saved = await this.repo
       .update(existing.id, {
         xid: input.xid ?? existing.xid,

@@ -1,6 +1,6 @@
 // Event detectors: settings checked per detector type against the point's data type.
-import { ApiError, validationMessage, type ValidationMessage } from '../http/errors.js';
-import type { Validator } from '../http/validation.js';
+import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
+import type { Validator } from '../core/validation.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import {
   eventDetectorResource,
@@ -81,11 +81,11 @@ function detectorConfig(input: EventDetectorInput, point: DataPointRecord): Reco
       if (!(input.durationMs! > 0)) problems.push(validationMessage('durationMs', 'must be greater than 0'));
       break;
   }
-  if (problems.length > 0) throw ApiError.validation(problems, OBJECT_TYPE);
+  if (problems.length > 0) throw DomainError.validation(problems, OBJECT_TYPE);
   return config;
 }
 
-const notFound = () => ApiError.notFound('Event detector not found');
+const notFound = () => DomainError.notFound('Event detector not found');
 
 /** Something that must follow detector changes (the detector runtime). */
 /** Awaited before the API answers: a value written right after creating a detector is evaluated by it. */
@@ -189,14 +189,14 @@ export class EventDetectorService {
     const d = await this.get(user, xid);
     const point = await this.points.findById(d.dataPointId);
     const allowed = hasPermission(user, d.editPermission) || (point !== undefined && (await this.points.mayEdit(user, point)));
-    if (!allowed) throw ApiError.accessDenied();
+    if (!allowed) throw DomainError.accessDenied();
     return d;
   }
 
   private async editablePoint(user: Principal, xid: string): Promise<DataPointRecord> {
     const point = await this.points.findByXid(xid);
-    if (!point) throw ApiError.invalid('dataPointXid', 'Data point not found', OBJECT_TYPE);
-    if (!(await this.points.mayEdit(user, point))) throw ApiError.accessDenied();
+    if (!point) throw DomainError.invalid('dataPointXid', 'Data point not found', OBJECT_TYPE);
+    if (!(await this.points.mayEdit(user, point))) throw DomainError.accessDenied();
     return point;
   }
 }

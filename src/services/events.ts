@@ -1,9 +1,9 @@
 // Events (alarms): raising, returning to normal and acknowledging them, who may see which, and the
 // live feed of those changes (WebSocket). Data source faults arrive here from the source runtime.
 import { LRUCache } from 'lru-cache';
-import { ApiError } from '../http/errors.js';
-import { SqlParams, compileRql, type SqlQueryParts } from '../http/rql/index.js';
-import { parseRql } from '../http/rql/parse.js';
+import { DomainError } from '../core/errors.js';
+import { SqlParams, compileRql, type SqlQueryParts } from '../core/rql/index.js';
+import { parseRql } from '../core/rql/parse.js';
 import type { DataSourceRecord } from '../store/metadata/data-sources.js';
 import type { AlarmLevel } from '../store/metadata/event-detectors.js';
 import {
@@ -76,7 +76,7 @@ export function eventView(event: EventRecord): Record<string, unknown> {
   };
 }
 
-const notFound = () => ApiError.notFound('Event not found');
+const notFound = () => DomainError.notFound('Event not found');
 /** Acknowledging by RQL without limit() works through all matches in batches of this size. */
 const ACK_BATCH = 1000;
 // mayRead runs per event per WebSocket session: a short cache keeps it off the metadata store.
@@ -125,7 +125,7 @@ export class EventService {
   async get(user: Principal, id: number): Promise<EventRecord> {
     const event = Number.isSafeInteger(id) ? await this.repo.findOne('id', id) : undefined;
     if (!event) throw notFound();
-    if (!(await this.mayRead(user, event))) throw ApiError.accessDenied();
+    if (!(await this.mayRead(user, event))) throw DomainError.accessDenied();
     return event;
   }
 

@@ -15,9 +15,9 @@
 //   containing "." is written with %2E. An array index is a plain decimal (0, 12: no sign, no
 //   leading zero); on an object the same segment is a key. Duplicate keys: the last one counts,
 //   as in JSON.parse and JSONB.
-import { parseJson } from '../http/body.js';
-import { ApiError, validationMessage, type ValidationMessage } from '../http/errors.js';
-import type { Validator } from '../http/validation.js';
+import { parseJson } from '../core/json.js';
+import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
+import type { Validator } from '../core/validation.js';
 import { jsonStoreResource, type JsonStoreItem, type JsonStoreRecord, type JsonStoreRepository, type JsonStoreValues } from '../store/metadata/json-store.js';
 import { assertPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
 import { generateXid, listQuery, translateDuplicateXid, type ListResult } from './resources.js';
@@ -39,8 +39,8 @@ export interface JsonStoreInput {
   editPermission?: string[];
 }
 
-const notFound = () => ApiError.notFound('JSON store item not found');
-const noValue = () => ApiError.notFound('No value at this path');
+const notFound = () => DomainError.notFound('JSON store item not found');
+const noValue = () => DomainError.notFound('No value at this path');
 
 /** The item without its document, as lists show it. */
 export function jsonStoreSummary(r: JsonStoreRecord): Record<string, unknown> {
@@ -108,7 +108,7 @@ export class JsonStoreService {
       });
       if (created) return { item: created, created: true };
     }
-    throw ApiError.conflict('XID is already in use');
+    throw DomainError.conflict('XID is already in use');
   }
 
   /** PUT: replaces the item; the body's xid, when given, renames it. */
@@ -165,12 +165,12 @@ export class JsonStoreService {
     for (const field of ['readPermission', 'editPermission'] as const) {
       if (input[field]?.some((r) => r.includes('\u0000'))) messages.push(validationMessage(field, 'must not contain the character U+0000'));
     }
-    if (messages.length > 0) throw ApiError.validation(messages, OBJECT_TYPE);
+    if (messages.length > 0) throw DomainError.validation(messages, OBJECT_TYPE);
     const span = jsonDataSpan(bodyText);
-    if (!span) throw ApiError.invalid('jsonData', 'is required', OBJECT_TYPE);
+    if (!span) throw DomainError.invalid('jsonData', 'is required', OBJECT_TYPE);
     const doc = compact(bodyText, span.start, span.end);
     if (Buffer.byteLength(doc.doc, 'utf8') > MAX_ITEM_BYTES) {
-      throw new ApiError(413, 'BAD_REQUEST', `JSON store item too large: jsonData is limited to ${MAX_ITEM_BYTES} bytes (1 MiB)`);
+      throw DomainError.tooLarge(`JSON store item too large: jsonData is limited to ${MAX_ITEM_BYTES} bytes (1 MiB)`);
     }
     return { input, doc };
   }
@@ -322,7 +322,7 @@ function parsePath(rawPath: string): string[] {
   try {
     return rawPath.split('.').map((segment) => decodeURIComponent(segment));
   } catch {
-    throw ApiError.badRequest('Invalid path: bad percent-encoding');
+    throw DomainError.badRequest('Invalid path: bad percent-encoding');
   }
 }
 

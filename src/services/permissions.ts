@@ -1,7 +1,7 @@
 // The one place that decides whether a user holds a permission. Every resource reuses it.
 // A permission is an array of role names; `superadmin` holds every permission, `user` is every
 // logged-in user, and an empty array means superadmin only.
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 
 export const SUPERADMIN = 'superadmin';
 export const USER_ROLE = 'user';
@@ -21,11 +21,11 @@ export function hasPermission(user: Principal, required: readonly string[]): boo
 }
 
 export function assertPermission(user: Principal, required: readonly string[], message = 'Access denied'): void {
-  if (!hasPermission(user, required)) throw ApiError.accessDenied(message);
+  if (!hasPermission(user, required)) throw DomainError.accessDenied(message);
 }
 
 export function assertSuperadmin(user: Principal): void {
-  if (!isSuperadmin(user)) throw ApiError.accessDenied();
+  if (!isSuperadmin(user)) throw DomainError.accessDenied();
 }
 
 /** Role names are trimmed, non-empty and unique; order is kept for a stable round trip. */

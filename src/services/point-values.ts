@@ -1,12 +1,12 @@
 // The point-value pipeline: accept → type check and coercion → write buffer → store, then the
 // latest-value cache and the live bus; and the reads (latest, raw ranges, rollups) with permissions.
 import { LRUCache } from 'lru-cache';
-import { PointValueBus, type LiveValueKind } from '../runtime/bus.js';
-import { DeviceWriteError } from '../runtime/data-sources.js';
-import type { BulkColumns } from '../http/bulk-values.js';
-import { ApiError, validationMessage, type ValidationMessage } from '../http/errors.js';
-import { parseInstant } from '../http/time.js';
+import { PointValueBus, type LiveValueKind } from './point-value-bus.js';
+import type { BulkColumns } from '../core/bulk-values.js';
+import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
+import { parseInstant } from '../core/time.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
+import { computeRollup, type RollupResult } from '../store/values/rollup.js';
 import type { PointValueStore, StoredValue, ValueBatch } from '../store/values/types.js';
 import { WriteBuffer } from '../store/values/write-buffer.js';
 import type { DataPointService } from './data-points.js';
@@ -19,6 +19,21 @@ export const MAX_LATEST_LIMIT = 10_000;
 
 /** Writes a set value to the point's device first (the data source runtime); rejects when refused. */
 export type DeviceWriter = (point: DataPointRecord, value: number | boolean | string) => Promise<void>;
+
+/**
+ * A set value that did not reach the device. reason `value`:  the value cannot be written there (type or
+ * range: the caller's mistake), `device` when the device or the connection failed.
+ */
+export class DeviceWriteError extends Error {
+  override readonly name = 'DeviceWriteError';
+
+  constructor(
+    message: string,
+    readonly reason: 'value' | 'device' = 'device',
+  ) {
+    super(message);
+  }
+}
 
 /** A value a data source produced for one of its points (raw: coerced here by the point's type). */
 export interface SourceValue {
@@ -35,7 +50,7 @@ export interface SetValueResult {
   annotation: string | null;
 }
 
-const pointNotFound = () => ApiError.notFound('Data point not found');
+const pointNotFound = () => DomainError.notFound('Data point not found');
 // Bounds how long another instance's rename or permission change can go unnoticed here.
 const POINT_CACHE_TTL_MS = 2_000;
 
@@ -59,7 +74,7 @@ export class PointValueService {
   private readonly published: LRUCache<number, StoredValue>;
 
   constructor(
-    readonly store: PointValueStore,
+    private readonly store: PointValueStore,
     private readonly points: DataPointService,
     private readonly sources: DataSourceService,
     options: { writeBufferValues: number; latestCachePoints: number },
@@ -129,6 +144,29 @@ export class PointValueService {
     return this.latestCache.latest(point.id, limit);
   }
 
+  /** Raw values with from <= ts < to, oldest first, in batches; at most `limit` when given. */
+  range(point: DataPointRecord, from: number, to: number, limit?: number): AsyncIterable<StoredValue[]> {
+    return this.store.range(point.id, from, to, limit);
+  }
+
+  /**
+   * Statistics of the point over each period [bounds[i], bounds[i + 1]). Nothing after now is
+   * read: a period still running is rolled up as far as it has gone.
+   */
+  rollup(point: DataPointRecord, bounds: Float64Array): Promise<RollupResult> {
+    const endOfData = Math.min(bounds[bounds.length - 1]!, Date.now());
+    return computeRollup(this.store, point.id, bounds, endOfData, point.dataType === 'NUMERIC');
+  }
+
+  /** Which value engine answers, and whether it does (for /health). */
+  get engine(): PointValueStore['engine'] {
+    return this.store.engine;
+  }
+
+  ping(): Promise<void> {
+    return this.store.ping();
+  }
+
   /** PUT /point-values/<xid>: the point must be live and settable, the caller needs set permission. */
   async set(user: Principal, xid: string, body: unknown): Promise<SetValueResult> {
     const point = await this.point(xid);
@@ -136,7 +174,7 @@ export class PointValueService {
     assertPermission(user, point.setPermission);
     const input = (body ?? {}) as Record<string, unknown>;
     const problems: ValidationMessage[] = [];
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw ApiError.invalid('', 'must be an object {dataType, value}');
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw DomainError.invalid('', 'must be an object {dataType, value}');
     if (input.dataType === undefined) problems.push(validationMessage('dataType', 'is required'));
     else if (input.dataType !== point.dataType) problems.push(validationMessage('dataType', `must be ${point.dataType}, the point's data type`));
     if (input.value === undefined) problems.push(validationMessage('value', 'is required'));
@@ -149,7 +187,7 @@ export class PointValueService {
     if (annotation !== null && typeof annotation !== 'string') problems.push(validationMessage('annotation', 'must be a string'));
     const coerced = input.value === undefined ? undefined : coerceValue(point.dataType, input.value);
     if (typeof coerced === 'string') problems.push(validationMessage('value', coerced));
-    if (problems.length > 0 || coerced === undefined || typeof coerced === 'string' || ts === undefined) throw ApiError.validation(problems);
+    if (problems.length > 0 || coerced === undefined || typeof coerced === 'string' || ts === undefined) throw DomainError.validation(problems);
 
     if (this.deviceWriter) await this.writeToDevice(point, coerced);
     const batch = emptyBatch(1);
@@ -167,7 +205,7 @@ export class PointValueService {
    * Values go straight into the batch's columns: this loop runs for every ingested value.
    */
   async bulk(user: Principal, body: unknown): Promise<number> {
-    if (!Array.isArray(body)) throw ApiError.invalid('', 'must be an array of {xid, value, timestamp}');
+    if (!Array.isArray(body)) throw DomainError.invalid('', 'must be an array of {xid, value, timestamp}');
     const problems: ValidationMessage[] = [];
     const denied = new Set<string>();
     const batch = emptyBatch(body.length);
@@ -211,8 +249,8 @@ export class PointValueService {
       points.set(point.id, point);
       n++;
     }
-    if (denied.size > 0) throw ApiError.accessDenied(`Access denied: no set permission on ${[...denied].slice(0, 10).join(', ')}`);
-    if (problems.length > 0) throw ApiError.validation(problems);
+    if (denied.size > 0) throw DomainError.accessDenied(`Access denied: no set permission on ${[...denied].slice(0, 10).join(', ')}`);
+    if (problems.length > 0) throw DomainError.validation(problems);
     batch.length = n;
     await this.write(batch, points, 'UPDATE');
     return n;
@@ -251,7 +289,7 @@ export class PointValueService {
     const point = await this.point(xid);
     if (!point) throw pointNotFound();
     assertPermission(user, point.readPermission);
-    if (!(await this.points.mayEdit(user, point))) throw ApiError.accessDenied();
+    if (!(await this.points.mayEdit(user, point))) throw DomainError.accessDenied();
     const deleted = await this.store.delete(point.id, from, to);
     this.latestCache.invalidate(point.id);
     this.published.delete(point.id);
@@ -265,8 +303,8 @@ export class PointValueService {
       await this.deviceWriter!(point, value ?? '');
     } catch (err) {
       const reason = err instanceof Error ? err.message : 'unknown error';
-      if (err instanceof DeviceWriteError && err.reason === 'value') throw ApiError.invalid('value', reason);
-      throw new ApiError(502, 'GENERIC_500', `Device write failed: ${reason}`);
+      if (err instanceof DeviceWriteError && err.reason === 'value') throw DomainError.invalid('value', reason);
+      throw new DomainError('device-failed', `Device write failed: ${reason}`);
     }
   }
 
@@ -282,7 +320,7 @@ export class PointValueService {
   /**
    * Publishes the values that became their point's newest as live values (bus: WebSocket,
    * detectors) as soon as they are accepted, then writes durably, then updates the latest cache:
-   * the pipeline of ARCHITECTURE.md (accept → type check → latest → bus → write buffer). A trend or
+   * the pipeline of docs/ARCHITECTURE.md (accept → type check → latest → bus → write buffer). A trend or
    * an alarm does not wait for the disk; older values only enter history. Should the write fail,
    * what was published is forgotten, so the next value is judged against the store again.
    */

@@ -1,8 +1,8 @@
 // What every permission-guarded, XID-named resource shares: generated XIDs, the read filter for
 // lists, and the translation of a duplicate XID into 409.
 import { randomBytes } from 'node:crypto';
-import { ApiError } from '../http/errors.js';
-import { SqlParams, compileRql, type ResourceDef, type SqlQueryParts } from '../http/rql/index.js';
+import { DomainError } from '../core/errors.js';
+import { SqlParams, compileRql, type ResourceDef, type SqlQueryParts } from '../core/rql/index.js';
 import { PgErrorCode, pgErrorCode } from '../store/metadata/db.js';
 import { isSuperadmin, USER_ROLE, type Principal } from './permissions.js';
 
@@ -28,7 +28,7 @@ export function listQuery(user: Principal, resource: ResourceDef, rawQuery: stri
 }
 
 export function translateDuplicateXid(err: unknown): unknown {
-  return pgErrorCode(err) === PgErrorCode.UNIQUE_VIOLATION ? ApiError.conflict('XID is already in use') : err;
+  return pgErrorCode(err) === PgErrorCode.UNIQUE_VIOLATION ? DomainError.conflict('XID is already in use') : err;
 }
 
 /** A page of a list: the total of all matches and the rows of the window, in batches. */

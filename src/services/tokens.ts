@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import { errors, exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { LRUCache } from 'lru-cache';
-import { ApiError } from '../http/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { SettingsRepository } from '../store/metadata/settings.js';
 
 const ALG = 'ES512';
@@ -50,7 +50,7 @@ async function load(stored: StoredKey): Promise<LoadedKey> {
   };
 }
 
-const invalidToken = () => ApiError.unauthenticated('Invalid token');
+const invalidToken = () => DomainError.unauthenticated('Invalid token');
 
 export class TokenService {
   private key!: LoadedKey;
@@ -93,7 +93,7 @@ export class TokenService {
     await this.refreshKeyIfStale();
     const hit = this.verified.get(token);
     if (hit && hit.kid === this.key.kid) {
-      if (hit.expiry <= Date.now()) throw ApiError.unauthenticated('Token expired');
+      if (hit.expiry <= Date.now()) throw DomainError.unauthenticated('Token expired');
       return hit;
     }
     const claims = await this.verifySignature(token);
@@ -118,8 +118,8 @@ export class TokenService {
       }
       return { username: payload.sub, userId: payload.uid, version: payload.v, expiry: payload.exp * 1000 };
     } catch (err) {
-      if (err instanceof ApiError) throw err;
-      if (err instanceof errors.JWTExpired) throw ApiError.unauthenticated('Token expired');
+      if (err instanceof DomainError) throw err;
+      if (err instanceof errors.JWTExpired) throw DomainError.unauthenticated('Token expired');
       throw invalidToken();
     }
   }

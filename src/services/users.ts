@@ -1,10 +1,10 @@
 // Users: the rules of who may create, see and change whom, and the cache that keeps
 // authentication off the metadata store on most requests.
 import { LRUCache } from 'lru-cache';
-import { ApiError } from '../http/errors.js';
-import type { Validator } from '../http/validation.js';
+import { DomainError } from '../core/errors.js';
+import type { Validator } from '../core/validation.js';
 import { PgErrorCode, pgErrorCode } from '../store/metadata/db.js';
-import { compileRql, SqlParams } from '../http/rql/index.js';
+import { compileRql, SqlParams } from '../core/rql/index.js';
 import { userResource, type UserChanges, type UserRecord, type UsersRepository } from '../store/metadata/users.js';
 import { hashPassword, verifyPassword } from './passwords.js';
 import type { ListResult } from './resources.js';
@@ -161,16 +161,16 @@ export class UserService {
   }
 
   async get(actor: Actor, username: string): Promise<UserRecord> {
-    if (!isSuperadmin(actor) && actor.username !== username) throw ApiError.accessDenied();
+    if (!isSuperadmin(actor) && actor.username !== username) throw DomainError.accessDenied();
     const user = await this.findByUsername(username);
-    if (!user) throw ApiError.notFound('User not found');
+    if (!user) throw DomainError.notFound('User not found');
     return user;
   }
 
   async create(actor: Actor, body: unknown): Promise<UserRecord> {
     assertSuperadmin(actor);
     const input = this.validator.validate<UserInput>('user', body);
-    if (input.password === undefined) throw ApiError.invalid('password', 'is required');
+    if (input.password === undefined) throw DomainError.invalid('password', 'is required');
     try {
       return await this.repo.insert({
         username: input.username,
@@ -191,8 +191,8 @@ export class UserService {
     const input = this.validator.validate<UserInput>('user', body);
     const existing = await this.repo.findByUsername(username);
     const self = existing !== undefined && existing.id === actor.id;
-    if (!isSuperadmin(actor) && !self) throw ApiError.accessDenied();
-    if (!existing) throw ApiError.notFound('User not found');
+    if (!isSuperadmin(actor) && !self) throw DomainError.accessDenied();
+    if (!existing) throw DomainError.notFound('User not found');
 
     const changes = await this.changesFrom(existing, input);
     if (self) await this.checkSelfService(actor, existing, input, changes);
@@ -200,7 +200,7 @@ export class UserService {
     const updated = await this.repo.update(existing.id, changes).catch((err: unknown) => {
       throw translateUniqueViolation(err);
     });
-    if (!updated) throw ApiError.notFound('User not found');
+    if (!updated) throw DomainError.notFound('User not found');
     this.forget(existing);
     if (CHANGE_ENDS_CONNECTIONS.some((key) => changes[key] !== undefined)) this.emit(existing.id, 'changed');
     if (changes.passwordHash !== undefined || changes.permissions !== undefined) {
@@ -213,8 +213,8 @@ export class UserService {
   async delete(actor: Actor, username: string): Promise<UserRecord> {
     assertSuperadmin(actor);
     const existing = await this.repo.findByUsername(username);
-    if (!existing) throw ApiError.notFound('User not found');
-    if (existing.id === actor.id) throw ApiError.accessDenied('Access denied: you cannot delete your own account');
+    if (!existing) throw DomainError.notFound('User not found');
+    if (existing.id === actor.id) throw DomainError.accessDenied('Access denied: you cannot delete your own account');
     await this.repo.delete(existing.id);
     this.forget(existing);
     this.emit(existing.id, 'changed');
@@ -233,7 +233,7 @@ export class UserService {
     this.validator.validate('user', { username: user.username, password: newPassword });
     const updated = await this.repo.update(user.id, { passwordHash: await hashPassword(newPassword) });
     this.forget(user);
-    if (!updated) throw ApiError.notFound('User not found');
+    if (!updated) throw DomainError.notFound('User not found');
     this.emit(user.id, 'changed');
     for (const l of this.listeners) await l.credentialsChanged(updated);
     return updated;
@@ -259,11 +259,11 @@ export class UserService {
     const forbidden = Object.keys(changes).filter((k) => !allowed.has(k));
     // A superadmin may change its own username, not its own permissions or disabled flag.
     const selfGuarded = isSuperadmin(actor) ? forbidden.filter((k) => k === 'permissions' || k === 'disabled') : forbidden;
-    if (selfGuarded.length > 0) throw ApiError.accessDenied(`Access denied: you cannot change your own ${selfGuarded.join(', ')}`);
+    if (selfGuarded.length > 0) throw DomainError.accessDenied(`Access denied: you cannot change your own ${selfGuarded.join(', ')}`);
     if (changes.passwordHash !== undefined) {
       const ok = input.currentPassword !== undefined && (await verifyPassword(existing.passwordHash, input.currentPassword));
       // Not a validation failure: the error body carries no result (only 4002 does).
-      if (!ok) throw new ApiError(400, 'PASSWORD_CHANGE_FAILED', 'Current password is missing or wrong');
+      if (!ok) throw new DomainError('bad-request', 'Current password is missing or wrong', { statusName: 'PASSWORD_CHANGE_FAILED' });
     }
   }
 
@@ -283,5 +283,5 @@ function sameRoles(a: readonly string[], b: readonly string[]): boolean {
 }
 
 function translateUniqueViolation(err: unknown): unknown {
-  return pgErrorCode(err) === PgErrorCode.UNIQUE_VIOLATION ? ApiError.conflict('Username is already in use') : err;
+  return pgErrorCode(err) === PgErrorCode.UNIQUE_VIOLATION ? DomainError.conflict('Username is already in use') : err;
 }

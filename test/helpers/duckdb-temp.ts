@@ -3,7 +3,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDuckDbStore, type DuckDbValueStore } from '../../src/store/values/duckdb.js';
+import { openDuckDbStore, type DuckDbValueStore } from '../../src/store/values/duckdb/index.js';
 import type { PointValueStore, StoredValue, ValueBatch } from '../../src/store/values/types.js';
 
 export interface TempStore {

@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { withBucketCache } from '../../src/store/values/bucket-cache.js';
-import { openDuckDbStore } from '../../src/store/values/duckdb.js';
+import { openDuckDbStore } from '../../src/store/values/duckdb/index.js';
 import type { PointValueStore } from '../../src/store/values/types.js';
 import { registerValueEngine } from './value-engines.js';
 

@@ -2,7 +2,7 @@
 // TEST_QUESTDB_PG are set. Each open() gets its own table, dropped again on dispose.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { openQuestDbStore, validateTableName } from '../../src/store/values/questdb.js';
+import { openQuestDbStore, validateTableName } from '../../src/store/values/questdb/index.js';
 import { questdbSettings, registerValueEngine } from './value-engines.js';
 
 /** TEST_QUESTDB_PROTOCOL_VERSION=1|2 forces the ILP protocol version (default: the config string's, else negotiated). */

@@ -1,6 +1,6 @@
 // A repository over one table described by a field → column map. Reads alias every column to
 // its field name, so rows come back as records without hand-written mapping.
-import type { SqlQueryParts } from '../../http/rql/index.js';
+import type { SqlQueryParts } from '../../core/rql/index.js';
 import type { Queryable, Row } from './db.js';
 import { countRows, pageRows, type ListSource } from './list.js';
 

@@ -1,5 +1,5 @@
 // Event detectors table (joined with its point for dataPointXid) and its RQL properties.
-import type { ResourceDef } from '../../http/rql/index.js';
+import type { ResourceDef } from '../../core/rql/index.js';
 import { CrudRepository } from './crud.js';
 import type { Queryable } from './db.js';
 

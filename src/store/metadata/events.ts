@@ -1,6 +1,6 @@
 // Events table and its RQL properties; the writes of an event's life (raise, return to normal,
 // acknowledge) and the reads the detector runtime starts from.
-import type { ResourceDef } from '../../http/rql/index.js';
+import type { ResourceDef } from '../../core/rql/index.js';
 import { CrudRepository } from './crud.js';
 import type { Queryable } from './db.js';
 import { ALARM_LEVELS, type AlarmLevel, type EventDetectorRecord } from './event-detectors.js';

@@ -1,6 +1,6 @@
 // JSON store table and its RQL properties. The document is stored twice (see migration 005): the
 // exact text, which every read returns, and JSONB when it can represent it, for path reads in SQL.
-import type { ResourceDef } from '../../http/rql/index.js';
+import type { ResourceDef } from '../../core/rql/index.js';
 import { CrudRepository } from './crud.js';
 import { pgErrorCode, type Queryable } from './db.js';
 

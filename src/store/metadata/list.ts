@@ -1,6 +1,6 @@
 // Paged reads for list endpoints: the total of all matches, and the requested window fetched in
 // batches so a large page never sits in memory whole.
-import type { SqlQueryParts } from '../../http/rql/index.js';
+import type { SqlQueryParts } from '../../core/rql/index.js';
 import type { Queryable, Row } from './db.js';
 
 export interface ListSource {

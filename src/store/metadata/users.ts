@@ -1,5 +1,5 @@
 // Users repository: the only place that knows the users table.
-import type { ResourceDef, SqlQueryParts } from '../../http/rql/index.js';
+import type { ResourceDef, SqlQueryParts } from '../../core/rql/index.js';
 import type { Queryable } from './db.js';
 import { countRows, pageRows, type ListSource } from './list.js';
 

@@ -12,6 +12,7 @@
 // and when it has completed: a read that ran across either moment may have seen the old rows, and its
 // result is dropped rather than stored (a per-series version counter tells). Whole windows are
 // evicted least recently used first once the cached bucket count passes its bound.
+import { bucketCeil, bucketOf } from './aggregates.js';
 import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue, type ValueBatch } from './types.js';
 
 export interface BucketCacheOptions {
@@ -35,11 +36,6 @@ interface Window {
 }
 
 const DEFAULT_MAX_BUCKETS = 500_000;
-
-/** Bucket index of the first bucket starting at or after t (the store's `from`/`to` rounding). */
-function bucketCeil(t: number): number {
-  return Math.ceil(t / BUCKET_MS);
-}
 
 /** Index of the first row whose bucket index is >= b. */
 function firstAtOrAfter(rows: readonly BucketAggregate[], b: number): number {
@@ -169,7 +165,7 @@ export class BucketCachedStore implements PointValueStore {
       this.versions.set(series, (this.versions.get(series) ?? 0) + 1);
       const w = this.windows.get(series);
       if (!w) continue;
-      const b = Math.floor(t / BUCKET_MS);
+      const b = bucketOf(t);
       if (b >= w.hi) continue;
       if (b <= w.lo) {
         this.drop(series, w);

@@ -3,19 +3,21 @@
 import { join } from 'node:path';
 import type { Config } from '../../config.js';
 import { withBucketCache } from './bucket-cache.js';
-import { openDuckDbStore } from './duckdb.js';
-import { openQuestDbStore } from './questdb.js';
+import { openDuckDbStore } from './duckdb/index.js';
+import type { ValueStoreHooks } from './hooks.js';
+import { openQuestDbStore } from './questdb/index.js';
 import type { PointValueStore } from './types.js';
 
 /** QuestDB may be written by other instances too: their writes show in the cache within this time. */
 const SHARED_STORE_CACHE_TTL_MS = 5_000;
 
-export async function openValueStore(config: Pick<Config, 'dataDir' | 'values'>): Promise<PointValueStore> {
+/** `hooks`: the engine's logger and the durable-append hook (see ValueStoreHooks). */
+export async function openValueStore(config: Pick<Config, 'dataDir' | 'values'>, hooks: ValueStoreHooks = {}): Promise<PointValueStore> {
   const { questdbIlp, questdbPg, questdbProtocolVersion } = config.values;
   if (questdbIlp && questdbPg) {
-    const store = await openQuestDbStore({ ilp: questdbIlp, pg: questdbPg, protocolVersion: questdbProtocolVersion });
+    const store = await openQuestDbStore({ ...hooks, ilp: questdbIlp, pg: questdbPg, protocolVersion: questdbProtocolVersion });
     return withBucketCache(store, { ttlMs: SHARED_STORE_CACHE_TTL_MS });
   }
   // The DuckDB file is this process's alone: every write passes the cache, which stays exact.
-  return withBucketCache(await openDuckDbStore(join(config.dataDir, 'values'), { memoryLimit: config.values.duckdbMemoryLimit }));
+  return withBucketCache(await openDuckDbStore(join(config.dataDir, 'values'), { ...hooks, memoryLimit: config.values.duckdbMemoryLimit }));
 }

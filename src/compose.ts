@@ -1,33 +1,34 @@
-// The services one running instance is made of, built once and handed to the routers.
+// The composition root: builds the stores, services and runtime one running instance is made of
+// (service.ts adds the app, server and WebSockets). Routers get only the services they use (app.ts).
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
-import { RateLimiter } from '../http/rate-limit.js';
-import { Validator } from '../http/validation.js';
-import type { MetadataDb } from '../store/metadata/db.js';
-import { DataPointsRepository } from '../store/metadata/data-points.js';
-import { DataSourcesRepository } from '../store/metadata/data-sources.js';
-import { EventDetectorsRepository } from '../store/metadata/event-detectors.js';
-import { SessionsRepository } from '../store/metadata/sessions.js';
-import { SettingsRepository } from '../store/metadata/settings.js';
-import { UsersRepository } from '../store/metadata/users.js';
-import { openValueStore } from '../store/values/open.js';
-import { DataSourceRuntime } from '../runtime/data-sources.js';
-import { createModbusDriver } from '../runtime/modbus.js';
-import { createMqttDriver } from '../runtime/mqtt.js';
-import { createVirtualDriver } from '../runtime/virtual.js';
-import { DetectorRuntime } from '../runtime/detectors.js';
-import { EventsRepository } from '../store/metadata/events.js';
-import { JsonStoreRepository } from '../store/metadata/json-store.js';
-import { AuthService } from './auth.js';
-import { DataPointService } from './data-points.js';
-import { DataSourceService } from './data-sources.js';
-import { EventDetectorService } from './event-detectors.js';
-import { EventService } from './events.js';
-import { JsonStoreService } from './json-store.js';
-import { PointValueService } from './point-values.js';
-import { SessionService } from './sessions.js';
-import { TokenService } from './tokens.js';
-import { UserService } from './users.js';
+import type { Config } from './config.js';
+import { RateLimiter } from './core/rate-limits.js';
+import { Validator } from './core/validation.js';
+import type { MetadataDb } from './store/metadata/db.js';
+import { DataPointsRepository } from './store/metadata/data-points.js';
+import { DataSourcesRepository } from './store/metadata/data-sources.js';
+import { EventDetectorsRepository } from './store/metadata/event-detectors.js';
+import { SessionsRepository } from './store/metadata/sessions.js';
+import { SettingsRepository } from './store/metadata/settings.js';
+import { UsersRepository } from './store/metadata/users.js';
+import { openValueStore } from './store/values/open.js';
+import { DataSourceRuntime } from './runtime/data-sources.js';
+import { createModbusDriver } from './runtime/modbus.js';
+import { createMqttDriver } from './runtime/mqtt.js';
+import { createVirtualDriver } from './runtime/virtual.js';
+import { DetectorRuntime } from './runtime/detectors.js';
+import { EventsRepository } from './store/metadata/events.js';
+import { JsonStoreRepository } from './store/metadata/json-store.js';
+import { AuthService } from './services/auth.js';
+import { DataPointService } from './services/data-points.js';
+import { DataSourceService } from './services/data-sources.js';
+import { EventDetectorService } from './services/event-detectors.js';
+import { EventService } from './services/events.js';
+import { JsonStoreService } from './services/json-store.js';
+import { PointValueService } from './services/point-values.js';
+import { SessionService } from './services/sessions.js';
+import { TokenService } from './services/tokens.js';
+import { UserService } from './services/users.js';
 
 export interface Services {
   config: Config;
@@ -50,6 +51,8 @@ export interface Services {
   jsonStore: JsonStoreService;
   /** Evaluates the event detectors of live points on every live value. */
   detectors: DetectorRuntime;
+  /** Values written durably to the value store since start (the store's append hook counts them). */
+  writes: { readonly values: number };
   /** Drains the write buffer and closes the stores. */
   close(): Promise<void>;
 }
@@ -72,7 +75,8 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
   const dataSources = new DataSourceService(new DataSourcesRepository(db), validator);
   const dataPoints = new DataPointService(new DataPointsRepository(db), dataSources, validator);
   const eventDetectors = new EventDetectorService(new EventDetectorsRepository(db), dataPoints, validator);
-  const valueStore = await openValueStore(config);
+  const writes = { values: 0 };
+  const valueStore = await openValueStore(config, { log, onAppended: (n) => (writes.values += n) });
   const pointValues = new PointValueService(valueStore, dataPoints, dataSources, config.values);
   // Cached points must follow renames, permission changes and deletions (also of a whole source).
   dataPoints.onChange({ pointChanged: (p) => pointValues.forgetPoint(p) });
@@ -115,6 +119,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     events,
     jsonStore,
     detectors,
+    writes,
     async close() {
       await detectors.stop();
       await runtime.stop();

@@ -1,5 +1,5 @@
 // The RQL compiler used by every list endpoint: parse → check → toSql, with the contract's errors.
-import { ApiError } from '../errors.js';
+import { DomainError } from '../errors.js';
 import { checkRql, RqlCheckError, RqlLimitError, type ResourceDef } from './check.js';
 import { parseRql, RqlSyntaxError, UnknownOperatorError } from './parse.js';
 import { SqlParams, toSql, type SqlQueryParts } from './sql.js';
@@ -15,9 +15,9 @@ export function compileRql(resource: ResourceDef, rawQuery: string, params?: Sql
   try {
     return toSql(resource, checkRql(resource, parseRql(rawQuery)), params);
   } catch (err) {
-    if (err instanceof RqlSyntaxError) throw new ApiError(400, 'RQL_PARSE_FAILURE', `Invalid RQL: ${err.message}`);
-    if (err instanceof RqlCheckError || err instanceof UnknownOperatorError) throw new ApiError(400, 'RQL_VISIT_ERROR', err.message);
-    if (err instanceof RqlLimitError) throw ApiError.badRequest(err.message);
+    if (err instanceof RqlSyntaxError) throw new DomainError('bad-request', `Invalid RQL: ${err.message}`, { statusName: 'RQL_PARSE_FAILURE' });
+    if (err instanceof RqlCheckError || err instanceof UnknownOperatorError) throw new DomainError('bad-request', err.message, { statusName: 'RQL_VISIT_ERROR' });
+    if (err instanceof RqlLimitError) throw DomainError.badRequest(err.message);
     throw err;
   }
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { schemasDir } from '../paths.js';
-import { ApiError, validationMessage, type ValidationMessage } from './errors.js';
+import { DomainError, validationMessage, type ValidationMessage } from './errors.js';
 
 // Zone names known valid: building an Intl.DateTimeFormat costs ~0.1-1 ms, and there are only a
 // few hundred zones (invalid names are not remembered, so this cannot grow without bound).
@@ -152,6 +152,6 @@ export class Validator {
       at === undefined ? m : { ...m, property: m.property === '' ? at : m.property.startsWith('[') ? at + m.property : `${at}.${m.property}` },
     );
     const objectType = (fn.schema as { objectType?: unknown }).objectType;
-    throw ApiError.validation(messages, typeof objectType === 'string' ? objectType : undefined);
+    throw DomainError.validation(messages, typeof objectType === 'string' ? objectType : undefined);
   }
 }

@@ -1,0 +1,549 @@
+// The DuckDB store: its write queue with group commit, the write paths (pure append, late rows,
+// delete, compaction) and the reads. What the tables hold and why: ./index.ts.
+//
+// Writes (append, delete, compact) are taken from one queue, in order. Queued appends share a
+// transaction (group commit); a transaction of pure appends commits on its own writer connection
+// while the next one is already being written on another (appends never conflict in DuckDB), and a
+// transaction with late rows, a delete or a compaction waits for those and runs alone. Reads use a
+// pool of other connections and see committed transactions only. An append resolves after its commit
+// (and after every append queued before it): durable, since DuckDB writes and syncs its WAL at commit,
+// and visible to every later read.
+import { DuckDBDataChunk, type DuckDBInstance } from '@duckdb/node-api';
+import type { Logger } from 'pino';
+import { BucketColumns, bucketCeil, bucketOf, foldBuckets } from '../aggregates.js';
+import type { ValueStoreHooks } from '../hooks.js';
+import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue, type ValueBatch } from '../types.js';
+import { concatBatches } from '../write-buffer.js';
+import { appendColumns, appendRawRows, CHUNK_ROWS, createNumericChunk } from './chunks.js';
+import { PartialRows } from './partial-rows.js';
+import { readBuckets, toNewestOne, toStoredValues } from './results.js';
+import type { Pool, Session } from './sessions.js';
+import { MAX_TS, sortRows, validate, type SortedRows } from './sort.js';
+import { BUCKET_TYPES, COMPACT, KEY_TYPES, MERGE_TOUCHED, SQL } from './sql.js';
+import { TouchedBuckets } from './touched-buckets.js';
+
+export interface DuckDbStoreOptions extends ValueStoreHooks {
+  /** Reader connections (default 4). */
+  readers?: number;
+  /** Writer connections: how many append transactions may be in flight at once (default 2). */
+  writers?: number;
+  /** DuckDB worker threads (default: DuckDB's, one per core). */
+  threads?: number;
+  /** DuckDB memory limit, e.g. '2GB' (default: DuckDB's, 80 % of RAM). */
+  memoryLimit?: string;
+  /** WAL size that triggers an automatic checkpoint, e.g. '64MB' (default: DuckDB's, 16 MiB). */
+  checkpointThreshold?: string;
+  /** Values per batch yielded by range() (default 10,000). */
+  pageSize?: number;
+  /** Most values one write transaction takes from the queue (default 200,000; a larger append goes alone). */
+  maxGroupValues?: number;
+  /** Extra partial bucket rows (from appends continuing an hour) after which they are merged (default 10,000). */
+  mergePartialsAfter?: number;
+}
+
+/** The DuckDB store: the PointValueStore verbs plus maintenance. */
+export interface DuckDbValueStore extends PointValueStore {
+  readonly engine: 'duckdb';
+  /**
+   * Rewrites the raw table sorted by (series, ts) and merges partial bucket rows, then checkpoints.
+   * Queued with the writes, so concurrent appends wait and are kept; a no-op when nothing was written
+   * since the last compaction in this process.
+   */
+  compact(): Promise<void>;
+}
+
+const H = BUCKET_MS;
+/** range()'s first window assumes values about a minute apart; later windows follow the data. */
+const MIN_SPACING_GUESS = 60_000;
+
+/** Clamps a query bound into the stored timestamp range, so it binds as a BIGINT. */
+function clampTs(t: number): number {
+  if (Number.isNaN(t)) throw new RangeError('timestamp bound is NaN');
+  return Math.max(-MAX_TS - 1, Math.min(MAX_TS + 1, Math.ceil(t)));
+}
+
+interface AppendJob {
+  kind: 'append';
+  batch: ValueBatch;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+interface TaskJob {
+  kind: 'task';
+  run(): Promise<unknown>;
+  resolve(v: unknown): void;
+  reject(err: unknown): void;
+}
+type Job = AppendJob | TaskJob;
+
+/** How a sorted group of rows is written. */
+interface WritePlan {
+  rows: SortedRows;
+  /** Partial aggregates of the series whose rows are all newer than what is stored. */
+  fresh: BucketColumns;
+  /** Segments (indices into rows.seg*) of series with rows at or before their stored max ts... */
+  lateSegs: number[];
+  /** ...and that max ts, per late segment. */
+  lateKnown: number[];
+}
+
+export interface DuckDbStoreInit {
+  instance: DuckDBInstance;
+  primary: Session;
+  writers: Pool;
+  readers: Pool;
+  maxTs: Map<number, number>;
+  minTs: Map<number, number>;
+  options: DuckDbStoreOptions;
+  log: Logger;
+  /** Told of every durable append (its value count); never throws. */
+  appended: (values: number) => void;
+  onClose: () => void;
+}
+
+export class DuckDbStore implements DuckDbValueStore {
+  readonly engine = 'duckdb' as const;
+  private readonly queue: Job[] = [];
+  private draining: Promise<void> | undefined;
+  /** Settles after every pipelined append transaction started so far; never rejects. */
+  private tail: Promise<void> = Promise.resolve();
+  private closed = false;
+  /** Rows written since the last compaction in this process (a reopened store counts as written). */
+  private dirty = true;
+  private readonly partials = new PartialRows();
+  /** Numeric-only chunk reused for every raw append: its text and annotation columns stay NULL. */
+  private readonly numericChunk = createNumericChunk();
+  private readonly bucketChunk = DuckDBDataChunk.create(BUCKET_TYPES, CHUNK_ROWS);
+
+  private readonly instance: DuckDBInstance;
+  /** Runs late appends, deletes and compaction (alone); owns the temporary tables. */
+  private readonly primary: Session;
+  /** Run pure appends, several at once (the primary among them). */
+  private readonly writers: Pool;
+  private readonly readers: Pool;
+  /** The newest ts per series, stored or being written (never below what is stored). */
+  private readonly maxTs: Map<number, number>;
+  /** The oldest ts per series ever seen (never above what is stored). */
+  private readonly minTs: Map<number, number>;
+  private readonly pageSize: number;
+  private readonly maxGroupValues: number;
+  private readonly mergePartialsAfter: number;
+  private readonly log: Logger;
+  private readonly appended: (values: number) => void;
+  private readonly onClose: () => void;
+
+  constructor(init: DuckDbStoreInit) {
+    this.instance = init.instance;
+    this.primary = init.primary;
+    this.writers = init.writers;
+    this.readers = init.readers;
+    this.maxTs = init.maxTs;
+    this.minTs = init.minTs;
+    this.log = init.log;
+    this.appended = init.appended;
+    this.onClose = init.onClose;
+    this.pageSize = init.options.pageSize ?? 10_000;
+    this.maxGroupValues = init.options.maxGroupValues ?? 200_000;
+    this.mergePartialsAfter = init.options.mergePartialsAfter ?? 10_000;
+  }
+
+  // ---- writes: one queue ----
+
+  append(batch: ValueBatch): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('value store is closed'));
+    try {
+      validate(batch);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (batch.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ kind: 'append', batch, resolve, reject });
+      this.kick();
+    });
+  }
+
+  delete(series: number, from: number, to: number): Promise<number> {
+    return this.task(() => this.deleteNow(series, from, to));
+  }
+
+  compact(): Promise<void> {
+    return this.task(() => this.compactNow());
+  }
+
+  private task<T>(run: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('value store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ kind: 'task', run, resolve: resolve as (v: unknown) => void, reject });
+      this.kick();
+    });
+  }
+
+  private kick(): void {
+    this.draining ??= this.drain().finally(() => {
+      this.draining = undefined;
+      if (this.queue.length > 0) this.kick();
+    });
+  }
+
+  /**
+   * Takes the queue in order. Consecutive appends form one group (group commit). A group of pure
+   * appends is written on a free writer connection and committed there while the next group is
+   * already being written on another (DuckDB appends never conflict); a group with late rows, a
+   * delete and a compaction wait for those commits and run alone on the primary connection.
+   * Appends are answered in queue order, each once its own transaction committed.
+   */
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const head = this.queue[0]!;
+      if (head.kind === 'task') {
+        this.queue.shift();
+        await this.tail;
+        try {
+          head.resolve(await head.run());
+        } catch (err) {
+          head.reject(err);
+        }
+        continue;
+      }
+      const jobs = this.takeAppends();
+      let plan: WritePlan;
+      let batch: ValueBatch;
+      try {
+        batch = concatBatches(jobs.map((j) => j.batch));
+        plan = this.plan(batch);
+      } catch (err) {
+        for (const j of jobs) j.reject(err);
+        continue;
+      }
+      this.dirty = true;
+      if (plan.lateSegs.length > 0) {
+        await this.tail;
+        const done = this.transaction(this.primary, () => this.writeRows(this.primary, batch, plan));
+        this.answerInOrder(jobs, done);
+        await this.tail;
+        continue;
+      }
+      let written!: () => void;
+      const body = new Promise<void>((resolve) => (written = resolve));
+      const committed = this.writers.use((w) =>
+        this.transaction(w, async () => {
+          try {
+            await this.writeRows(w, batch, plan);
+          } finally {
+            written();
+          }
+        }),
+      );
+      this.answerInOrder(jobs, committed);
+      // The next group is written once this one's rows are handed over; its commit runs meanwhile.
+      await Promise.race([body, committed.catch(() => undefined)]);
+      if (this.partials.extra >= this.mergePartialsAfter) {
+        await this.tail;
+        await this.mergePartialRows();
+      }
+    }
+  }
+
+  /** Merges the partial rows of the buckets PartialRows lists, in SQL. Runs alone on the primary connection. */
+  private async mergePartialRows(): Promise<void> {
+    const touched = this.partials.take();
+    if (touched.length === 0) return;
+    const bounds = touched.bounds();
+    try {
+      await this.transaction(this.primary, async () => {
+        await this.primary.query(SQL.clearTouched);
+        await this.appendTemp('touched', touched.series, touched.bucket);
+        await this.primary.query(MERGE_TOUCHED.clear);
+        await this.primary.query(MERGE_TOUCHED.merge, bounds);
+        await this.primary.query(SQL.deleteTouchedBuckets, bounds);
+        await this.primary.query(MERGE_TOUCHED.insert);
+      });
+    } catch (err) {
+      // Only tidiness is lost: buckets() merges partial rows itself, and compact() merges them all.
+      this.log.warn({ err }, 'merging partial bucket rows failed; left to reads and compaction');
+    }
+  }
+
+  /** Answers the jobs when `done` settles, but never before the jobs of earlier transactions. */
+  private answerInOrder(jobs: AppendJob[], done: Promise<void>): void {
+    const before = this.tail;
+    this.tail = done.then(
+      async () => {
+        await before;
+        for (const j of jobs) {
+          this.appended(j.batch.length);
+          j.resolve();
+        }
+      },
+      async (err: unknown) => {
+        await before;
+        for (const j of jobs) j.reject(err);
+      },
+    );
+  }
+
+  /** The queued appends that fit into one transaction (at least one). */
+  private takeAppends(): AppendJob[] {
+    const taken: AppendJob[] = [];
+    let values = 0;
+    while (this.queue[0]?.kind === 'append' && (values === 0 || values + this.queue[0].batch.length <= this.maxGroupValues)) {
+      const job = this.queue.shift() as AppendJob;
+      taken.push(job);
+      values += job.batch.length;
+    }
+    return taken;
+  }
+
+  /**
+   * Sorts a group and splits its series into fresh (every row newer than the series' max ts: a pure
+   * append, aggregated here) and late ones. Raises the max ts at once, so the next group is planned
+   * against this one; should this one fail, a max ts above what is stored only sends later rows down
+   * the late path, which is correct for any rows.
+   */
+  private plan(batch: ValueBatch): WritePlan {
+    const rows = sortRows(batch);
+    const { perm, segSeries, segStart, segEnd } = rows;
+    const { ts } = batch;
+    const plan: WritePlan = { rows, fresh: new BucketColumns(), lateSegs: [], lateKnown: [] };
+    const fresh = plan.fresh;
+    for (let g = 0; g < segSeries.length; g++) {
+      const s = segSeries[g]!;
+      const known = this.maxTs.get(s);
+      const first = ts[perm[segStart[g]!]!]!;
+      const last = ts[perm[segEnd[g]! - 1]!]!;
+      if (known !== undefined && first <= known) {
+        plan.lateSegs.push(g);
+        plan.lateKnown.push(known);
+        this.partials.late(s, bucketOf(Math.max(known, last)));
+      } else {
+        const before = fresh.length;
+        foldBuckets(fresh, s, ts, batch.value, perm, segStart[g]!, segEnd[g]!);
+        if (fresh.length > before) this.partials.fresh(s, fresh.bucket[before]!, fresh.bucket[fresh.length - 1]!, known);
+      }
+      if (known === undefined || last > known) this.maxTs.set(s, last);
+      if (!(first >= this.minTs.get(s)!)) this.minTs.set(s, first);
+    }
+    return plan;
+  }
+
+  private async transaction<T>(w: Session, fn: () => Promise<T>): Promise<T> {
+    await w.query('BEGIN TRANSACTION');
+    try {
+      const result = await fn();
+      await w.query('COMMIT');
+      return result;
+    } catch (err) {
+      w.dropAppenders();
+      await w.exec('ROLLBACK').catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /**
+   * Writes a planned group inside an open transaction on w: late series first delete the rows they
+   * replace (primary only), then every row is appended, fresh series get their partial aggregates
+   * and late ones have their buckets recomputed from the raw rows.
+   */
+  private async writeRows(w: Session, batch: ValueBatch, plan: WritePlan): Promise<void> {
+    const { rows, fresh, lateSegs, lateKnown } = plan;
+    if (lateSegs.length > 0) await this.deleteReplaced(batch, rows, lateSegs, lateKnown);
+    appendRawRows(await w.appender('point_values'), this.numericChunk, batch, rows);
+    if (fresh.length > 0) appendColumns(await w.appender('point_buckets'), this.bucketChunk, BUCKET_TYPES, fresh.columns());
+    if (lateSegs.length > 0) await this.recomputeLateBuckets(batch, rows, lateSegs);
+  }
+
+  /** Deletes the stored rows that late rows (ts <= the series' max) replace. */
+  private async deleteReplaced(batch: ValueBatch, rows: SortedRows, lateSegs: number[], lateKnown: number[]): Promise<void> {
+    const { perm, segSeries, segStart, segEnd } = rows;
+    const keySeries: number[] = [];
+    const keyTs: number[] = [];
+    let minTs = Infinity;
+    let maxTs = -Infinity;
+    for (let l = 0; l < lateSegs.length; l++) {
+      const g = lateSegs[l]!;
+      const s = segSeries[g]!;
+      const known = lateKnown[l]!;
+      for (let k = segStart[g]!; k < segEnd[g]!; k++) {
+        const t = batch.ts[perm[k]!]!;
+        if (t > known) break;
+        keySeries.push(s);
+        keyTs.push(t);
+        if (t < minTs) minTs = t;
+        if (t > maxTs) maxTs = t;
+      }
+    }
+    await this.primary.query(SQL.clearLateKeys);
+    await this.appendTemp('late_keys', keySeries, keyTs);
+    await this.primary.query(SQL.deleteReplaced, [segSeries[lateSegs[0]!]!, segSeries[lateSegs[lateSegs.length - 1]!]!, minTs, maxTs]);
+  }
+
+  /** Recomputes, from the raw rows, every bucket that a late series' rows fall in. */
+  private async recomputeLateBuckets(batch: ValueBatch, rows: SortedRows, lateSegs: number[]): Promise<void> {
+    const { perm, segSeries, segStart, segEnd } = rows;
+    const touched = new TouchedBuckets();
+    for (const g of lateSegs) {
+      let last = NaN;
+      for (let k = segStart[g]!; k < segEnd[g]!; k++) {
+        const b = bucketOf(batch.ts[perm[k]!]!);
+        if (b === last) continue;
+        touched.add(segSeries[g]!, b);
+        last = b;
+      }
+    }
+    await this.primary.query(SQL.clearTouched);
+    await this.appendTemp('touched', touched.series, touched.bucket);
+    await this.recomputeTouched(...touched.bounds());
+  }
+
+  /** Replaces the bucket rows listed in `touched` by aggregates of the raw rows. */
+  private async recomputeTouched(minSeries: number, maxSeries: number, minBucket: number, maxBucket: number): Promise<void> {
+    await this.primary.query(SQL.deleteTouchedBuckets, [minSeries, maxSeries, minBucket, maxBucket]);
+    await this.primary.query(SQL.recomputeTouched, [minSeries, maxSeries, minBucket * H, (maxBucket + 1) * H]);
+  }
+
+  /** Appends (series, ts or bucket) keys to a temporary table of the primary connection. */
+  private async appendTemp(table: 'late_keys' | 'touched', series: number[], key: number[]): Promise<void> {
+    const appender = await this.primary.conn.createAppender(table, 'main', 'temp');
+    try {
+      appendColumns(appender, DuckDBDataChunk.create(KEY_TYPES, CHUNK_ROWS), KEY_TYPES, [series, key]);
+    } finally {
+      appender.closeSync();
+    }
+  }
+
+  private async deleteNow(series: number, from: number, to: number): Promise<number> {
+    const lo = clampTs(from);
+    const hi = clampTs(to);
+    if (lo >= hi) return 0;
+    const firstBucket = bucketOf(lo);
+    const lastBucket = bucketOf(hi - 1);
+    const deleted = await this.transaction(this.primary, async () => {
+      const reader = await this.primary.query(SQL.deleteRange, [series, lo, hi]);
+      const count = reader.rowsChanged;
+      if (count === 0) return 0;
+      // Buckets inside the range are gone; the two edge buckets may keep rows outside it.
+      await this.primary.query(SQL.deleteBucketRange, [series, firstBucket, lastBucket]);
+      await this.primary.query(SQL.clearTouched);
+      await this.primary.query(SQL.insertTouched, [series, firstBucket]);
+      if (lastBucket !== firstBucket) await this.primary.query(SQL.insertTouched, [series, lastBucket]);
+      await this.recomputeTouched(series, series, firstBucket, lastBucket);
+      return count;
+    });
+    if (deleted > 0) {
+      this.dirty = true;
+      const known = this.maxTs.get(series);
+      if (known !== undefined && known >= lo && known < hi) {
+        const [[max]] = (await this.primary.query(SQL.seriesMaxTs, [series])).getRows() as [[number | null]];
+        if (max === null) this.maxTs.delete(series);
+        else this.maxTs.set(series, max);
+      }
+    }
+    return deleted;
+  }
+
+  private async compactNow(): Promise<void> {
+    if (this.dirty) {
+      await this.transaction(this.primary, async () => {
+        for (const sql of COMPACT) await this.primary.exec(sql);
+      });
+      // Readers' prepared statements re-bind to the new tables by themselves (DuckDB checks the
+      // catalog at execution); the writers' appenders are made again.
+      this.writers.forget();
+      this.dirty = false;
+      this.partials.clear();
+    }
+    await this.primary.exec('CHECKPOINT');
+  }
+
+  // ---- reads: the reader pool ----
+
+  async latest(series: number, limit: number): Promise<StoredValue[]> {
+    const n = Math.max(0, Math.floor(limit));
+    const newest = this.maxTs.get(series);
+    if (n === 0 || newest === undefined) return [];
+    return this.newestUpTo(series, newest, n);
+  }
+
+  async valueAt(series: number, t: number): Promise<StoredValue | undefined> {
+    if (Number.isNaN(t)) return undefined;
+    const oldest = this.minTs.get(series);
+    const newest = this.maxTs.get(series);
+    if (oldest === undefined || newest === undefined || t < oldest) return undefined;
+    return (await this.newestUpTo(series, Math.min(newest, Math.floor(t)), 1))[0];
+  }
+
+  /**
+   * The n newest values with ts <= t, newest first. Looks back one hour, then 16 times further
+   * each time, until it has n or has reached the series' oldest value: a window on ts lets zone
+   * maps skip row groups, where an unbounded top-n reads every row group of the series.
+   */
+  private async newestUpTo(series: number, t: number, n: number): Promise<StoredValue[]> {
+    const oldest = this.minTs.get(series) ?? -MAX_TS;
+    for (let span = H; ; span *= 16) {
+      const from = Math.max(oldest, t - span + 1);
+      const rows = await this.readers.use(async (s) =>
+        n === 1 ? toNewestOne(await s.query(SQL.newestOne, [series, from, t])) : toStoredValues(await s.query(SQL.newest, [series, from, t, n])),
+      );
+      if (rows.length === n || from === oldest) return rows;
+    }
+  }
+
+  /**
+   * Pages of up to pageSize values, each read from a window of ts sized to hold about one page (from
+   * the density seen so far; a window that comes back short grows fourfold), so no query sorts the
+   * rest of the range.
+   */
+  async *range(series: number, from: number, to: number, limit?: number): AsyncIterable<StoredValue[]> {
+    const oldest = this.minTs.get(series);
+    const newest = this.maxTs.get(series);
+    if (oldest === undefined || newest === undefined) return;
+    let lo = Math.max(clampTs(from), oldest);
+    const hi = Math.min(clampTs(to), newest + 1);
+    let left = limit === undefined ? Infinity : Math.max(0, Math.floor(limit));
+    let span = this.pageSize * MIN_SPACING_GUESS;
+    while (lo < hi && left > 0) {
+      const want = Math.min(this.pageSize, left);
+      const end = Math.min(hi, lo + span);
+      const page = await this.readers.use(async (s) => toStoredValues(await s.query(SQL.oldest, [series, lo, end, want])));
+      if (page.length > 0) yield page;
+      left -= page.length;
+      if (page.length === want) {
+        const next = page[page.length - 1]!.ts + 1;
+        span = Math.max(1, Math.ceil((next - lo) * 1.25));
+        lo = next;
+      } else {
+        lo = end;
+        span *= 4;
+      }
+    }
+  }
+
+  async buckets(series: number, from: number, to: number): Promise<BucketAggregate[]> {
+    const lo = bucketCeil(clampTs(from));
+    const hi = bucketCeil(clampTs(to));
+    if (lo >= hi) return [];
+    return this.readers.use(async (s) => readBuckets(await s.run(SQL.buckets, [series, lo, hi])));
+  }
+
+  async ping(): Promise<void> {
+    await this.readers.use((s) => s.query(SQL.ping));
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    while (this.draining) await this.draining;
+    await this.tail;
+    await this.mergePartialRows();
+    try {
+      this.writers.forget();
+      await this.primary.exec('CHECKPOINT');
+    } finally {
+      await this.readers.close();
+      await this.writers.close();
+      this.instance.closeSync();
+      this.onClose();
+    }
+  }
+}

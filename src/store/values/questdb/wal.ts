@@ -1,0 +1,84 @@
+// Waiting for a write to become visible. An ILP/HTTP request is one transaction, committed to the
+// WAL sequencer when the request returns; a WAL apply job makes it visible to readers later. So after
+// the flush the store reads wal_tables() and polls until writerTxn >= the sequencerTxn it saw (the
+// QuestDB cookbook's "check transaction applied" recipe), failing on a suspended table or after a
+// timeout. Such a failure leaves the write committed; retrying the append is harmless thanks to dedup.
+import { field, truthy } from './rows.js';
+
+export interface WalStatus {
+  suspended: boolean;
+  writerTxn: number;
+  sequencerTxn: number;
+}
+
+/** A wal_tables() row → WalStatus (LONG columns arrive as strings through pg). */
+export function parseWalRow(row: Record<string, unknown>): WalStatus {
+  const num = (name: string): number => {
+    const v = field(row, name);
+    const n = typeof v === 'number' ? v : Number(v);
+    if (v === null || v === undefined || !Number.isFinite(n)) throw new Error(`wal_tables() row has no numeric ${name}: ${JSON.stringify(row)}`);
+    return n;
+  };
+  return { suspended: truthy(field(row, 'suspended')), writerTxn: num('writerTxn'), sequencerTxn: num('sequencerTxn') };
+}
+
+export class WalSuspendedError extends Error {
+  constructor(readonly table: string, readonly status: WalStatus) {
+    super(
+      `QuestDB table ${table} is suspended (writerTxn ${status.writerTxn}, sequencerTxn ${status.sequencerTxn}): ` +
+        `committed writes will not become visible; check the server log, then ALTER TABLE ${table} RESUME WAL`,
+    );
+    this.name = 'WalSuspendedError';
+  }
+}
+
+export class WalApplyTimeoutError extends Error {
+  constructor(readonly table: string, readonly targetTxn: number, readonly status: WalStatus, readonly timeoutMs: number) {
+    super(
+      `QuestDB did not apply transaction ${targetTxn} of table ${table} within ${timeoutMs} ms ` +
+        `(writerTxn ${status.writerTxn}, sequencerTxn ${status.sequencerTxn}): the write is committed but not yet visible`,
+    );
+    this.name = 'WalApplyTimeoutError';
+  }
+}
+
+export interface WaitForWalOptions {
+  table: string;
+  /** Reads the table's wal_tables() row; undefined when the table is not listed. */
+  read: () => Promise<WalStatus | undefined>;
+  timeoutMs: number;
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
+  minPollMs?: number;
+  maxPollMs?: number;
+}
+
+/**
+ * Waits until everything committed to the table's WAL sequencer when called is applied: reads
+ * sequencerTxn once (after our commit returned, so it covers our transaction) and polls until
+ * writerTxn reaches it. Throws WalSuspendedError when the table is suspended before that, and
+ * WalApplyTimeoutError after timeoutMs.
+ */
+export async function waitForWalApply(opts: WaitForWalOptions): Promise<WalStatus> {
+  const now = opts.now ?? Date.now;
+  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const maxPoll = opts.maxPollMs ?? 100;
+  let delay = opts.minPollMs ?? 2;
+  const started = now();
+  const read = async (): Promise<WalStatus> => {
+    const s = await opts.read();
+    if (!s) throw new Error(`QuestDB table ${opts.table} is not listed by wal_tables(): it must be a WAL table`);
+    return s;
+  };
+  let status = await read();
+  const target = status.sequencerTxn;
+  for (;;) {
+    if (status.writerTxn >= target) return status;
+    if (status.suspended) throw new WalSuspendedError(opts.table, status);
+    const elapsed = now() - started;
+    if (elapsed >= opts.timeoutMs) throw new WalApplyTimeoutError(opts.table, target, status, opts.timeoutMs);
+    await sleep(Math.min(delay, Math.max(1, opts.timeoutMs - elapsed)));
+    delay = Math.min(maxPoll, delay * 2);
+    status = await read();
+  }
+}
