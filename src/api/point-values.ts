@@ -2,7 +2,8 @@
 import { Readable } from 'node:stream';
 import Router from '@koa/router';
 import { caller } from '../http/auth.js';
-import { MiB, parseJson, readJson, readJsonText } from '../http/body.js';
+import { parseJson } from '../core/json.js';
+import { MiB, readJson, readJsonText } from '../http/body.js';
 import { readBulkColumns } from '../core/bulk-values.js';
 import { DomainError } from '../core/errors.js';
 import type { AppContext, AppState } from '../http/state.js';

@@ -4,8 +4,6 @@ import type { Context } from 'koa';
 import { DomainError } from '../core/errors.js';
 import { parseJson } from '../core/json.js';
 
-export { parseJson };
-
 export const MiB = 1024 * 1024;
 export const DEFAULT_BODY_LIMIT = MiB;
 
