@@ -25,6 +25,7 @@ import { errorMiddleware } from './http/errors.js';
 import { metricsFor } from './http/metrics.js';
 import { rateLimit } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
+import { noSniff, pageHeaders } from './http/security-headers.js';
 import type { AppState } from './http/state.js';
 import { projectRoot } from './paths.js';
 import type { Services } from './compose.js';
@@ -34,6 +35,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
   app.silent = true; // errors are rendered and logged by errorMiddleware
 
   app.use(requestLog(log)); // outermost, so it logs the status the client finally gets
+  app.use(noSniff); // on every answer, errors included
   const metrics = metricsFor(s, log);
   app.use(metrics.middleware()); // outside errorMiddleware: counts the status the client gets
   app.use(errorMiddleware(log)); // every failure becomes the contract's error body
@@ -80,12 +82,7 @@ export const WEB_CONSOLE_DIR = join(projectRoot, 'dist', 'web');
 // Only the console's own files: scripts and styles from 'self' (uPlot styles through the CSSOM,
 // which style-src does not restrict), API calls and WebSockets to the same origin, never framed.
 const CONSOLE_HEADERS: Record<string, string> = {
-  'Content-Security-Policy':
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
-  'X-Content-Type-Options': 'nosniff',
-  'X-Frame-Options': 'DENY',
-  'Referrer-Policy': 'no-referrer',
+  ...pageHeaders("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'"),
   'Cache-Control': 'no-cache', // file names carry no hash: revalidate (Last-Modified) every time
 };
 

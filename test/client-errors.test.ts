@@ -55,6 +55,7 @@ function assertEnvelope(answer: RawAnswer, status: number, message: RegExp): voi
   assert.equal(answer.status, status, answer.raw.slice(0, 300));
   assert.match(answer.headers['content-type'] ?? '', /^application\/json/);
   assert.equal(answer.headers.connection, 'close');
+  assert.equal(answer.headers['x-content-type-options'], 'nosniff');
   assert.equal(Number(answer.headers['content-length']), Buffer.byteLength(answer.body));
   const body = JSON.parse(answer.body) as Record<string, unknown>;
   assert.deepEqual(Object.keys(body).sort(), ['localizedMessage', 'message', 'serviceStatusCode', 'serviceStatusName']);

@@ -277,6 +277,61 @@ describe('web console (Chromium)', function () {
     }
   });
 
+  it('renders Swagger UI under its Content-Security-Policy, never framed, and "Try it out" calls the API', async () => {
+    const res = await fetch(app.url + '/swagger-ui/');
+    const csp = res.headers.get('content-security-policy') ?? '';
+    assert.match(csp, /script-src 'self'(;|$)/, 'no inline or eval scripts allowed');
+    assert.match(csp, /frame-ancestors 'none'/);
+    assert.equal(res.headers.get('x-frame-options'), 'DENY');
+    assert.equal(res.headers.get('x-content-type-options'), 'nosniff');
+    await res.text();
+
+    const swagger = await browser.newContext();
+    const violations: string[] = [];
+    const errors: string[] = [];
+    try {
+      const p = await swagger.newPage();
+      p.setDefaultTimeout(20_000);
+      p.on('console', (msg) => {
+        if (/Content Security Policy|Refused to/i.test(msg.text())) violations.push(msg.text());
+      });
+      p.on('pageerror', (err) => errors.push(err.message));
+      await p.goto(app.url + '/swagger-ui/');
+      // The document is fetched and rendered: one operation block per route.
+      const health = p.locator('.opblock', { hasText: '/auth-tokens/public-key' }).first();
+      await health.waitFor();
+      assert.ok((await p.locator('.opblock').count()) > 30, 'every operation rendered');
+      await health.locator('.opblock-summary').click();
+      await health.getByRole('button', { name: 'Try it out' }).click();
+      await health.getByRole('button', { name: 'Execute' }).click();
+      const status = health.locator('.live-responses-table .response .response-col_status').first();
+      await status.filter({ hasText: '200' }).waitFor();
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await p.screenshot({ path: join(ARTIFACTS, 'swagger-ui.png') });
+
+      assert.deepEqual(violations, [], 'no Content-Security-Policy violations while it renders and runs');
+      assert.deepEqual(errors, [], 'no uncaught errors in the page');
+
+      // A page elsewhere that frames it gets nothing (frame-ancestors 'none').
+      const framer = createServer((_, out) => {
+        out.writeHead(200, { 'Content-Type': 'text/html' });
+        out.end(`<!doctype html><iframe id="f" src="${app.url}/swagger-ui/"></iframe>`);
+      }).listen(0, '127.0.0.1');
+      try {
+        await new Promise((r) => framer.once('listening', r));
+        await p.goto(`http://127.0.0.1:${(framer.address() as AddressInfo).port}/`);
+        const frame = p.frames().find((f) => f.url().includes('/swagger-ui/'));
+        const rendered = frame ? await frame.locator('#swagger-ui').count().catch(() => 0) : 0;
+        assert.equal(rendered, 0, 'Swagger UI rendered inside a foreign frame');
+        assert.ok(violations.some((v) => /frame-ancestors 'none'/.test(v)), `the browser blocked the frame: ${violations.join(' | ')}`);
+      } finally {
+        framer.close();
+      }
+    } finally {
+      await swagger.close();
+    }
+  });
+
   it("typechecks the console's TypeScript with its own tsconfig (DOM types)", function () {
     this.timeout(60_000);
     execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'web/tsconfig.json', '--noEmit'], { cwd: projectRoot, stdio: 'pipe' });

@@ -151,6 +151,37 @@ for (const engine of metadataEngines()) {
       assertError(res, 422, 4002);
     });
 
+    it('marks every answer nosniff: successes, errors, public and raw-socket answers alike', async () => {
+      const anonymous = new ApiClient(app.url);
+      const answers = [
+        await admin.get(`${USERS}/current`),
+        await admin.get('/rest/latest/no-such-resource'),
+        await anonymous.get(USERS),
+        await admin.request('PATCH', USERS, { body: {} }),
+        await admin.post(USERS, undefined, { rawBody: '{' }),
+        await admin.post(USERS, { username: '' }),
+        await admin.post(USERS, undefined, { rawBody: jsonOfSize(MiB + 1) }),
+        await anonymous.get('/health'),
+        await anonymous.get('/rest/latest/openapi.json'),
+        await anonymous.get('/rest/latest/auth-tokens/public-key'),
+      ];
+      for (const res of answers) assert.equal(res.headers.get('x-content-type-options'), 'nosniff', `${res.status} ${res.text.slice(0, 80)}`);
+      // A refused WebSocket upgrade is written to the raw socket.
+      const upgrade = await new Promise<{ status: number; nosniff: unknown }>((resolve, reject) => {
+        const req = httpRequest(`${app.url}/rest/latest/websocket/point-value`, {
+          headers: { connection: 'Upgrade', upgrade: 'websocket', 'sec-websocket-version': '13', 'sec-websocket-key': 'dGhlIHNhbXBsZSBub25jZQ==' },
+        });
+        req.on('response', (res) => {
+          res.resume();
+          resolve({ status: res.statusCode ?? 0, nosniff: res.headers['x-content-type-options'] });
+        });
+        req.on('upgrade', () => reject(new Error('upgraded without credentials')));
+        req.on('error', reject);
+        req.end();
+      });
+      assert.deepEqual(upgrade, { status: 401, nosniff: 'nosniff' });
+    });
+
     it('gives a validation failure exactly the error fields plus result', async () => {
       const res = await admin.post(USERS, { username: '' });
       const body = assertError(res, 422, 4002, 'VALIDATION_FAILED');

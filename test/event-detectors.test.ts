@@ -357,6 +357,22 @@ for (const engine of metadataEngines()) {
         assert.deepEqual((await operator.get(`${ED}/${operators.xid}`)).body, operators);
       });
 
+      it('hides a detector on a point the user may not read, whatever its own read permission', async () => {
+        await createPoint('ed-hidden-point', { dataType: 'NUMERIC' }, { readPermission: ['operators'] });
+        const hidden = await create(detector('ed-hidden-point', 'HIGH_LIMIT', { limit: 42 }, { xid: 'perm-hidden-ed' }));
+        assert.deepEqual(hidden.readPermission, ['user'], 'the detector itself defaults to read ["user"]');
+        const forViewer = await list(viewer, 'match(xid,perm-*)&sort(xid)');
+        assert.ok(!forViewer.items.some((d) => d.xid === hidden.xid), 'listed to a user who cannot read its point');
+        assert.equal(forViewer.total, forViewer.items.length, 'total counts a hidden detector');
+        assert.equal((await list(viewer, 'eq(dataPointXid,ed-hidden-point)')).total, 0);
+        const refused = assertError(await viewer.get(`${ED}/${hidden.xid}`), 403, 4004);
+        assert.ok(!JSON.stringify(refused).includes('42'), 'the refusal leaks the limit');
+        assertError(await viewer.put(`${ED}/${hidden.xid}`, { ...hidden, limit: 1 }), 403, 4004);
+        assert.deepEqual((await operator.get(`${ED}/${hidden.xid}`)).body, hidden);
+        assert.ok((await list(operator, 'match(xid,perm-*)')).items.some((d) => d.xid === hidden.xid));
+        assert.equal((await admin.get<DetectorBody>(`${ED}/${hidden.xid}`)).body.limit, 42);
+      });
+
       it('refuses update and delete without edit permission and changes nothing', async () => {
         for (const client of [viewer, operator]) {
           assertError(await client.put(`${ED}/${open.xid}`, { ...open, limit: 99 }), 403, 4004);

@@ -5,6 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import Router from '@koa/router';
+import { pageHeaders } from '../http/security-headers.js';
 import type { AppContext, AppState } from '../http/state.js';
 import { OPENAPI_PATH } from './openapi.js';
 
@@ -81,6 +82,12 @@ function file(body: Buffer, type: string, cacheControl: string): File {
   return { body, type, cacheControl, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"` };
 }
 
+// Swagger UI runs only its own scripts; its React views set style attributes (hence 'unsafe-inline'
+// for styles only), its CSS embeds data: images, and "Try it out" calls this origin's API.
+const PAGE_HEADERS = pageHeaders(
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'",
+);
+
 const REVALIDATE = 'no-cache';
 const ONE_DAY = 'public, max-age=86400';
 
@@ -88,7 +95,7 @@ function send(ctx: AppContext, f: File): void {
   ctx.status = 200; // ctx.fresh looks only at 2xx responses
   ctx.set('Cache-Control', f.cacheControl);
   ctx.set('ETag', f.etag);
-  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set(PAGE_HEADERS);
   ctx.type = f.type;
   if (ctx.fresh) {
     ctx.status = 304;

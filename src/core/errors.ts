@@ -69,7 +69,7 @@ export interface DomainErrorDetails {
   statusName?: ServiceStatusName;
   /** Per-property messages of a validation failure. */
   messages?: ValidationMessage[];
-  /** For 'rate-limited': when the caller may try again. */
+  /** For 'rate-limited' and 'unavailable': when the caller may try again (Retry-After). */
   retryAfterSeconds?: number;
 }
 

@@ -5,6 +5,7 @@
 import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { errorBody, httpStatus, HttpStatusError, writeErrorToSocket } from './errors.js';
+import { NOSNIFF } from './security-headers.js';
 
 export interface ClientLimits {
   /** Request line plus headers, in bytes: the server's maxHeaderSize (MAX_HEADER_BYTES). */
@@ -44,6 +45,7 @@ function refuseUrl(res: ServerResponse, limits: ClientLimits): void {
   res.writeHead(httpStatus(err), {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(body),
+    ...NOSNIFF,
     Connection: 'close',
   });
   res.end(body);

@@ -5,6 +5,7 @@ import type { Duplex } from 'node:stream';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { DomainError, type ErrorKind, type ValidationMessage } from '../core/errors.js';
+import { NOSNIFF } from './security-headers.js';
 
 const KIND_STATUS: Record<ErrorKind, number> = {
   'bad-request': 400,
@@ -83,7 +84,7 @@ export function writeErrorToSocket(socket: Duplex, err: DomainError): void {
     'Connection: close',
     'Content-Type: application/json; charset=utf-8',
     `Content-Length: ${Buffer.byteLength(body)}`,
-    ...Object.entries(errorHeaders(err)).map(([name, value]) => `${name}: ${value}`),
+    ...Object.entries({ ...NOSNIFF, ...errorHeaders(err) }).map(([name, value]) => `${name}: ${value}`),
   ];
   socket.end(`${head.join('\r\n')}\r\n\r\n${body}`);
 }
@@ -109,6 +110,9 @@ export function errorMiddleware(log: Logger) {
       if (!failure) {
         log.error({ err, method: ctx.method, path: ctx.path }, 'unexpected error');
         failure = internalError;
+      } else if (failure.kind === 'unavailable') {
+        // An operator's problem, not the client's: said once per request, without a stack.
+        log.warn({ method: ctx.method, path: ctx.path }, failure.message);
       }
       ctx.status = httpStatus(failure);
       ctx.set(errorHeaders(failure));

@@ -109,14 +109,18 @@ export class EventDetectorService {
   ) {}
 
   async list(user: Principal, rawQuery: string): Promise<ListResult<EventDetectorRecord>> {
-    const q = listQuery(user, eventDetectorResource, rawQuery, 't.read_permission');
+    // A detector tells its point's XID and limits: it is listed only to those who may read the point too.
+    const q = listQuery(user, eventDetectorResource, rawQuery, ['t.read_permission', 'p.read_permission']);
     return { total: await this.repo.count(q), batches: this.repo.page(q) };
   }
 
+  /** A detector is readable with its own read permission and its point's (it inherits the point's). */
   async get(user: Principal, xid: string): Promise<EventDetectorRecord> {
     const d = await this.repo.findOne('xid', xid);
     if (!d) throw notFound();
     assertPermission(user, d.readPermission);
+    const point = await this.points.findById(d.dataPointId);
+    if (point) assertPermission(user, point.readPermission);
     return d;
   }
 

@@ -16,13 +16,16 @@ export function generateXid(prefix: string): string {
 }
 
 /**
- * Compiles a list request: the RQL string, narrowed for non-superadmins to rows whose read
- * permission (a role array column) shares a role with the user.
+ * Compiles a list request: the RQL string, narrowed for non-superadmins to rows where every one of
+ * the read permission columns (role arrays: the row's own, and those it inherits) shares a role with
+ * the user.
  */
-export function listQuery(user: Principal, resource: ResourceDef, rawQuery: string, readPermissionColumn: string): SqlQueryParts {
+export function listQuery(user: Principal, resource: ResourceDef, rawQuery: string, readPermissionColumns: string | readonly string[]): SqlQueryParts {
   if (isSuperadmin(user)) return compileRql(resource, rawQuery);
   const params = new SqlParams();
-  const scope = `${readPermissionColumn} && ${params.add([...user.permissions, USER_ROLE])}::text[]`;
+  const roles = `${params.add([...user.permissions, USER_ROLE])}::text[]`;
+  const columns = typeof readPermissionColumns === 'string' ? [readPermissionColumns] : readPermissionColumns;
+  const scope = columns.map((column) => `${column} && ${roles}`).join(' and ');
   const q = compileRql(resource, rawQuery, params);
   return { ...q, where: `(${scope}) and ${q.where}` };
 }

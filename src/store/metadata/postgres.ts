@@ -1,5 +1,6 @@
 // PostgreSQL server through a pg pool (DATABASE_URL).
 import pg from 'pg';
+import { isLostConnection, rethrowUnavailable } from '../unavailable.js';
 import type { MetadataDb, Queryable, Row } from './db.js';
 
 /** int8 (counts, sums) as JS numbers, like PGlite does; our values stay far below 2^53. */
@@ -8,10 +9,19 @@ const types = {
     oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
 };
 
+/** A server that does not answer a connection attempt within this is unavailable (503), not awaited forever. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+const unavailable = rethrowUnavailable('The metadata store');
+
+const isRead = (sql: string) => /^\s*select\b/i.test(sql);
+
 export async function openPostgres(url: string, poolSize: number, schema?: string): Promise<MetadataDb> {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    application_name: 'device-data-service',
     types,
     // A per-test schema keeps parallel suites apart; production uses the default search_path.
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
@@ -19,27 +29,44 @@ export async function openPostgres(url: string, poolSize: number, schema?: strin
   // An idle client that loses its server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   if (schema) await pool.query(`create schema if not exists ${schema}`);
+  // A lost server surfaces as the store's 503 (DomainError 'unavailable'); the pool reconnects later.
   const on = (c: pg.Pool | pg.PoolClient): Queryable => ({
-    query: async <T extends Row>(text: string, values?: readonly unknown[]) => (await c.query<T>(text, values ? [...values] : undefined)).rows,
+    query: async <T extends Row>(text: string, values?: readonly unknown[]) => {
+      const run = () => c.query<T>(text, values ? [...values] : undefined);
+      // An idle pooled connection the server ended (a restart, an administrator) fails the first
+      // query sent on it; a read is safely sent again, on the next connection (broken ones are dropped).
+      const retries = c === pool && isRead(text) ? poolSize : 0;
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return (await run()).rows;
+        } catch (err) {
+          if (attempt >= retries || !isLostConnection(err)) unavailable(err);
+        }
+      }
+    },
     exec: async (script: string) => {
-      await c.query(script);
+      await c.query(script).catch(unavailable);
     },
   });
   return {
     engine: 'postgresql',
     ...on(pool),
     async transaction(fn) {
-      const client = await pool.connect();
+      const client = await pool.connect().catch(unavailable);
+      // A connection whose rollback fails is discarded rather than handed to the next request.
+      let broken = false;
       try {
-        await client.query('begin');
+        await client.query('begin').catch(unavailable);
         const result = await fn(on(client));
-        await client.query('commit');
+        await client.query('commit').catch(unavailable);
         return result;
       } catch (err) {
-        await client.query('rollback').catch(() => undefined);
+        await client.query('rollback').catch(() => {
+          broken = true;
+        });
         throw err;
       } finally {
-        client.release();
+        client.release(broken);
       }
     },
     ping: async () => {
