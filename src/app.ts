@@ -26,6 +26,7 @@ import { metricsFor } from './http/metrics.js';
 import { rateLimit } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
 import { noSniff, pageHeaders } from './http/security-headers.js';
+import { urlText } from './http/url-text.js';
 import type { AppState } from './http/state.js';
 import { projectRoot } from './paths.js';
 import type { Services } from './compose.js';
@@ -39,6 +40,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
   const metrics = metricsFor(s, log);
   app.use(metrics.middleware()); // outside errorMiddleware: counts the status the client gets
   app.use(errorMiddleware(log)); // every failure becomes the contract's error body
+  app.use(urlText); // 400 for a path or query that is not storable text, before any work
   app.use(identify(s.auth, s.config.basicAuthEnabled)); // session cookie | Bearer JWT | Basic
   app.use(rateLimit(s.rateLimiter)); // per user when authenticated, else per IP
   const metricsEndpoint = metricsRouter(metrics, s.config.metricsPublic);

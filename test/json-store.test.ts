@@ -242,6 +242,23 @@ for (const engine of metadataEngines()) {
         assert.equal(await storedJsonbIsNull(lone), true);
       });
 
+      it('keeps U+0000 and lone surrogates in jsonData exactly, in values and keys, the rest of the item checked', async () => {
+        const doc = '{"nul":"a\\u0000b","high":"\\uD800","low":"x\\udc00","half":"\\ud83d","k\\u0000\\udc00":["\\ud800\\u0000","\\uDBFF\\uDFFF"]}';
+        const xid = unique('bad-text-');
+        const created = await postRaw(admin, envelope({ xid, name: 'kept' }, doc));
+        assert.equal(created.status, 201, created.text);
+        assert.equal(jsonDataText(created), doc);
+        assert.equal(jsonDataText(await admin.get(`${JS}/${xid}`)), doc);
+        assert.equal((await admin.get(`${JS}/${xid}/high`)).text, '"\\uD800"');
+        const replaced = await admin.request('PUT', `${JS}/${xid}`, { rawBody: envelope({ name: 'again' }, `[${doc}]`) });
+        assert.equal(replaced.status, 200, replaced.text);
+        assert.equal(jsonDataText(await admin.get(`${JS}/${xid}`)), `[${doc}]`);
+        // The same text anywhere else in the item is refused, and nothing changes.
+        const refused = assertValidation(await admin.request('PUT', `${JS}/${xid}`, { rawBody: envelope({ name: 'x\udc00' }, doc) }));
+        assertHasMessage(refused, 'name', /unpaired surrogate/);
+        assert.equal(jsonDataText(await admin.get(`${JS}/${xid}`)), `[${doc}]`);
+      });
+
       it('stores a document nested 100,000 levels deep', async () => {
         const depth = 100_000;
         const doc = '['.repeat(depth) + '"bottom"' + ']'.repeat(depth);
@@ -280,12 +297,14 @@ for (const engine of metadataEngines()) {
         });
       }
 
-      it('reads keys holding \\u0000 (as %00)', async () => {
+      it('refuses %00 in a path (400) like any URL text; such a key is read with its whole item', async () => {
         const xid = unique('nulkey-');
-        assert.equal((await postRaw(admin, envelope({ xid, name: 'nul' }, '{"k\\u0000ey":{"v":[1]}}'))).status, 201);
-        const res = await admin.get(`${JS}/${xid}/k%00ey.v.0`);
-        assert.equal(res.status, 200, res.text);
-        assert.equal(res.text, '1');
+        const doc = '{"k\\u0000ey":{"v":[1]}}';
+        assert.equal((await postRaw(admin, envelope({ xid, name: 'nul' }, doc))).status, 201);
+        const body = assertError(await admin.get(`${JS}/${xid}/k%00ey.v.0`), 400, 4005);
+        assert.match(body.message, /path.*U\+0000/);
+        assertError(await admin.get(`${JS}/${xid}/k%ED%B0%80ey`), 400, 4005);
+        assert.equal(jsonDataText(await admin.get(`${JS}/${xid}`)), doc);
       });
 
       it('answers 404 for an unknown item and 400 for a bad percent-encoding', async () => {
@@ -437,7 +456,7 @@ for (const engine of metadataEngines()) {
       it('refuses U+0000 outside jsonData, where PostgreSQL text cannot hold it', async () => {
         const messages = assertValidation(await postRaw(admin, '{"name":"a\\u0000b","jsonData":1,"readPermission":["r\\u0000"]}'));
         assertHasMessage(messages, 'name', /U\+0000/);
-        assertHasMessage(messages, 'readPermission', /U\+0000/);
+        assertHasMessage(messages, 'readPermission[0]', /U\+0000/);
       });
 
       it('answers 400 (4005) for malformed JSON and a wrong content type', async () => {

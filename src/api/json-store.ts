@@ -14,8 +14,12 @@ function sendJsonText(ctx: AppContext, text: string): void {
   ctx.body = text;
 }
 
+// The contract keeps jsonData exactly, `\u0000` and lone surrogates included (it is stored as JSON
+// text, never as PostgreSQL text); every other string of the item is checked like any other.
+const VERBATIM: ReadonlySet<string> = new Set(['jsonData']);
+
 async function bodyText(ctx: AppContext): Promise<string> {
-  return (await readJsonText(ctx, { limit: JSON_STORE_BODY_LIMIT }))!;
+  return (await readJsonText(ctx, { limit: JSON_STORE_BODY_LIMIT, verbatim: VERBATIM }))!;
 }
 
 export function jsonStoreRouter(jsonStore: JsonStoreService): Router<AppState> {

@@ -45,7 +45,7 @@ const PARAMETERS: Record<ParamName, JsonObject> = {
 };
 
 const ERROR_RESPONSES: Record<number, [name: string, description: string]> = {
-  400: ['BadRequest', 'Malformed JSON, wrong Content-Type, bad query parameter or RQL (4001, 4005, 4012, 4013)'],
+  400: ['BadRequest', 'Malformed JSON or a body that is not UTF-8, wrong Content-Type, bad query parameter or RQL, a path or query with malformed percent-encoding, U+0000 or an unpaired surrogate (4001, 4005, 4012, 4013)'],
   401: ['Unauthorized', 'No, invalid or expired credentials (4008-4011)'],
   403: ['Forbidden', 'Missing permission or invalid CSRF token (4004)'],
   404: ['NotFound', 'No such resource (serviceStatusCode -1)'],
@@ -92,7 +92,8 @@ function security(access: Access, method: string): JsonObject[] {
 /** Errors every route of its kind can answer, plus the route's own. */
 function errorStatuses(route: RouteDoc): number[] {
   const statuses = new Set(route.errors ?? []);
-  if (route.body) [400, 413, 422].forEach((s) => statuses.add(s));
+  statuses.add(400); // any path or query string may hold text the service refuses (http/url-text.ts)
+  if (route.body) [413, 422].forEach((s) => statuses.add(s));
   if (route.access !== 'public') [401, 429].forEach((s) => statuses.add(s));
   if (route.access === 'user' && route.method !== 'get') statuses.add(403); // CSRF
   if (route.access === 'public') statuses.add(429); // anonymous requests are rate limited per IP

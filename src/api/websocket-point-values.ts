@@ -10,6 +10,7 @@
 // the first REGISTERED, the answer to a subscription, is always sent.
 import type { Logger } from 'pino';
 import type { RawData } from 'ws';
+import { badCharacterIn, badTextMessages, mayHoldBadText } from '../core/text.js';
 import type { LiveValue } from '../services/point-value-bus.js';
 import type { DataPointService } from '../services/data-points.js';
 import type { DataSourceService } from '../services/data-sources.js';
@@ -19,7 +20,7 @@ import { apiValue } from '../services/point-value-types.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { StoredValue } from '../store/values/types.js';
 import type { Connection } from './websocket-connection.js';
-import { errorMessage, type Channel } from './websocket-channel.js';
+import { errorMessage, type Channel, type ErrorType } from './websocket-channel.js';
 
 const EVENT_TYPES = ['UPDATE', 'CHANGE', 'SET', 'REGISTERED', 'TERMINATE'] as const;
 type PointEvent = (typeof EVENT_TYPES)[number];
@@ -56,24 +57,51 @@ export interface PointValueLimits {
   maxSubscriptions: number;
 }
 
-function parseRequest(data: RawData, isBinary: boolean): SubscribeRequest | string {
-  if (isBinary) return 'Messages must be JSON text: {"xid", "eventTypes": [...]}';
+/** A message the channel answers with an error instead of acting on it. */
+interface Refusal {
+  type: ErrorType;
+  message: string;
+}
+
+/** The contract's error types leave SERVER_ERROR for a malformed request. */
+const malformed = (message: string): Refusal => ({ type: 'SERVER_ERROR', message });
+
+function parseRequest(data: RawData, isBinary: boolean): SubscribeRequest | Refusal {
+  if (isBinary) return malformed('Messages must be JSON text: {"xid", "eventTypes": [...]}');
+  const text = data.toString();
   let body: unknown;
   try {
-    body = JSON.parse(data.toString());
+    body = JSON.parse(text);
   } catch {
-    return 'Malformed JSON: expected {"xid", "eventTypes": [...]}';
+    return malformed('Malformed JSON: expected {"xid", "eventTypes": [...]}');
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return 'Expected an object {"xid", "eventTypes": [...]}';
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return malformed('Expected an object {"xid", "eventTypes": [...]}');
   const { xid, eventTypes } = body as { xid?: unknown; eventTypes?: unknown };
-  if (typeof xid !== 'string' || xid === '') return 'xid must be a non-empty string';
-  if (!Array.isArray(eventTypes)) return `eventTypes must be an array of ${EVENT_TYPES.join(', ')}`;
+  if (typeof xid !== 'string' || xid === '') return malformed('xid must be a non-empty string');
+  const badText = mayHoldBadText(text) ? textRefusal(xid, body) : undefined;
+  if (badText) return badText;
+  if (!Array.isArray(eventTypes)) return malformed(`eventTypes must be an array of ${EVENT_TYPES.join(', ')}`);
   let mask = 0;
   for (const type of eventTypes) {
-    if (!EVENT_TYPES.includes(type as PointEvent)) return `Unknown event type ${JSON.stringify(type)}: expected ${EVENT_TYPES.join(', ')}`;
+    if (!EVENT_TYPES.includes(type as PointEvent)) return malformed(`Unknown event type ${JSON.stringify(type)}: expected ${EVENT_TYPES.join(', ')}`);
     mask |= BIT[type as PointEvent];
   }
   return { xid, mask };
+}
+
+/**
+ * Text the stores cannot hold (core/text.ts) names nothing that can exist: an XID holding it is
+ * not found, without asking the store; any other such string is the client's mistake, which the
+ * contract's error types can only call NOT_FOUND (SERVER_ERROR would blame the service).
+ */
+function textRefusal(xid: string, body: object): Refusal | undefined {
+  if (badCharacterIn(xid) !== undefined) return { type: 'NOT_FOUND', message: notFound(xid) };
+  const [bad] = badTextMessages(body);
+  return bad && { type: 'NOT_FOUND', message: `Malformed request: ${bad.property || 'the message'} ${bad.message}` };
+}
+
+function notFound(xid: string): string {
+  return `Data point not found: ${xid}`;
 }
 
 function rawLength(data: RawData): number {
@@ -151,8 +179,8 @@ export class PointValueChannel implements Channel {
     this.busOff = undefined;
   }
 
-  private async handle(conn: Connection, request: SubscribeRequest | string): Promise<void> {
-    if (typeof request === 'string') return conn.send(errorMessage('SERVER_ERROR', request));
+  private async handle(conn: Connection, request: SubscribeRequest | Refusal): Promise<void> {
+    if ('type' in request) return conn.send(errorMessage(request.type, request.message));
     const subscriptions = this.sockets.get(conn);
     if (!subscriptions) return;
     if (request.mask === 0) return this.unsubscribe(conn, subscriptions, request.xid);
@@ -169,7 +197,7 @@ export class PointValueChannel implements Channel {
 
   private async subscribe(conn: Connection, subscriptions: Map<string, number>, { xid, mask }: SubscribeRequest): Promise<void> {
     const point = await this.s.pointValues.point(xid);
-    if (!point) return conn.send(errorMessage('NOT_FOUND', `Data point not found: ${xid}`));
+    if (!point) return conn.send(errorMessage('NOT_FOUND', notFound(xid)));
     if (!hasPermission(conn.auth.user, point.readPermission)) return conn.send(errorMessage('PERMISSION_DENIED', `Access denied: no read permission on ${xid}`));
     const before = subscriptions.get(xid);
     if (before !== undefined && before !== point.id) this.unsubscribe(conn, subscriptions, xid);

@@ -29,6 +29,11 @@ const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export function propertyPath(instancePath: string, child?: string): string {
   const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
+  return propertyName(parts);
+}
+
+/** ["pointLocator", "offset"] → "pointLocator.offset"; ["3", "xid"] → "[3].xid": the contract's property names. */
+export function propertyName(parts: readonly string[]): string {
   let path = '';
   for (const part of parts) {
     if (/^\d+$/.test(part)) path += `[${part}]`;

@@ -1,8 +1,11 @@
-// Reading a JSON request body: content type, size limit and syntax, each with the contract's error.
+// Reading a JSON request body: content type, size limit, UTF-8, syntax and text the stores can
+// hold (core/text.ts), each with the contract's error.
+import { isUtf8 } from 'node:buffer';
 import getRawBody from 'raw-body';
 import type { Context } from 'koa';
 import { DomainError } from '../core/errors.js';
 import { parseJson } from '../core/json.js';
+import { assertStorableJson } from '../core/text.js';
 
 export const MiB = 1024 * 1024;
 export const DEFAULT_BODY_LIMIT = MiB;
@@ -16,11 +19,28 @@ function hasBody(ctx: Context): boolean {
   return ctx.get('transfer-encoding') !== '' || (length !== '' && length !== '0');
 }
 
+export interface BodyOptions {
+  /** Bytes; DEFAULT_BODY_LIMIT when not given. */
+  limit?: number;
+  /** An absent or blank body reads as undefined instead of a 400. */
+  optional?: boolean;
+  /** Top-level members kept exactly as sent, whatever their strings hold (JSON store jsonData). */
+  verbatim?: ReadonlySet<string>;
+}
+
+/** Decodes UTF-8 strictly: bytes that are not UTF-8 are the client's mistake, never U+FFFD. */
+function utf8Text(bytes: Buffer): string {
+  if (!isUtf8(bytes)) throw DomainError.badRequest('Request body is not valid UTF-8');
+  const text = bytes.toString('utf8');
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text; // a byte order mark is allowed, not content
+}
+
 /**
  * Reads the body as JSON text: a body is required unless `optional` (then an absent body reads as
- * undefined). Anything but application/json (any charset spelled utf-8) is refused.
+ * undefined). Anything but application/json (any charset spelled utf-8) is refused, and so is a
+ * string (or key) with U+0000 or an unpaired surrogate outside the `verbatim` members (422).
  */
-export async function readJsonText(ctx: Context, options: { limit?: number; optional?: boolean } = {}): Promise<string | undefined> {
+export async function readJsonText(ctx: Context, options: BodyOptions = {}): Promise<string | undefined> {
   const limit = options.limit ?? DEFAULT_BODY_LIMIT;
   if (!hasBody(ctx)) {
     if (options.optional) return undefined;
@@ -35,24 +55,25 @@ export async function readJsonText(ctx: Context, options: { limit?: number; opti
   }
   const declared = Number(ctx.get('content-length') || NaN);
   if (declared > limit) throw tooLarge(limit);
-  let text: string;
+  let bytes: Buffer;
   try {
-    text = await getRawBody(ctx.req, { limit, encoding: 'utf8', length: Number.isFinite(declared) ? declared : undefined });
+    bytes = await getRawBody(ctx.req, { limit, length: Number.isFinite(declared) ? declared : undefined });
   } catch (err) {
     const type = (err as { type?: unknown }).type;
     if (type === 'entity.too.large') throw tooLarge(limit);
     throw DomainError.badRequest('Could not read the request body');
   }
+  const text = utf8Text(bytes);
   if (text.trim() === '') {
     if (options.optional) return undefined;
     throw DomainError.badRequest('A JSON request body is required');
   }
+  assertStorableJson(text, options.verbatim);
   return text;
 }
 
-
 /** Reads and parses a JSON body (see readJsonText). */
-export async function readJson(ctx: Context, options: { limit?: number; optional?: boolean } = {}): Promise<unknown> {
+export async function readJson(ctx: Context, options: BodyOptions = {}): Promise<unknown> {
   const text = await readJsonText(ctx, options);
   return text === undefined ? undefined : parseJson(text);
 }

@@ -14,9 +14,10 @@
 // - Paths: `a.b.0.c`, segments split on "." in the raw URL and then percent-decoded, so a key
 //   containing "." is written with %2E. An array index is a plain decimal (0, 12: no sign, no
 //   leading zero); on an object the same segment is a key. Duplicate keys: the last one counts,
-//   as in JSON.parse and JSONB.
+//   as in JSON.parse and JSONB. A URL is checked like any client text (http/url-text.ts), so a
+//   key holding U+0000 or a lone surrogate has no path: it is read with the whole item.
 import { parseJson } from '../core/json.js';
-import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
+import { DomainError } from '../core/errors.js';
 import type { Validator } from '../core/validation.js';
 import { jsonStoreResource, type JsonStoreItem, type JsonStoreRecord, type JsonStoreRepository, type JsonStoreValues } from '../store/metadata/json-store.js';
 import { assertPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
@@ -156,16 +157,8 @@ export class JsonStoreService {
 
   /** Validates the envelope and takes jsonData from the text itself, not from JSON.parse's result. */
   private parse(bodyText: string): { input: JsonStoreInput; doc: Pick<JsonStoreValues, 'doc' | 'jsonb'> } {
+    // Text outside jsonData that PostgreSQL cannot hold was refused where the body was read.
     const input = this.validator.validate<JsonStoreInput>('json-store', parseJson(bodyText));
-    const messages: ValidationMessage[] = [];
-    // PostgreSQL text cannot hold NUL; inside jsonData it stays an escape, so it is fine there.
-    for (const field of ['xid', 'name'] as const) {
-      if (input[field]?.includes('\u0000')) messages.push(validationMessage(field, 'must not contain the character U+0000'));
-    }
-    for (const field of ['readPermission', 'editPermission'] as const) {
-      if (input[field]?.some((r) => r.includes('\u0000'))) messages.push(validationMessage(field, 'must not contain the character U+0000'));
-    }
-    if (messages.length > 0) throw DomainError.validation(messages, OBJECT_TYPE);
     const span = jsonDataSpan(bodyText);
     if (!span) throw DomainError.invalid('jsonData', 'is required', OBJECT_TYPE);
     const doc = compact(bodyText, span.start, span.end);
