@@ -2,6 +2,7 @@
 // /64, IPv4-mapped IPv6 as IPv4), the walk along X-Forwarded-For by hops and by proxy list, and the
 // address the running service logs. Rate limits by it: rate-limit.test.ts; WebSocket: websocket.test.ts.
 import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import { addressKey, parseAddress, parseProxyEntry, TrustedProxies } from '../src/core/client-address.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ApiClient } from './helpers/client.js';
@@ -144,6 +145,24 @@ describe('TrustedProxies.clientAddress', () => {
       const chain = `${Array.from({ length: 50 }, (_, i) => `10.0.${i}.1`).join(', ')}, 203.0.113.9, 10.0.0.2`;
       assert.equal(proxies.clientAddress('10.0.0.1', chain), '203.0.113.9');
     });
+  });
+});
+
+describe('TrustedProxies.clientAddress on arbitrary headers', () => {
+  const entry = fc.oneof(fc.ipV4(), fc.ipV6(), fc.string(), fc.constantFrom('[::1]:80', '::ffff:10.0.0.1', 'fe80::1%eth0', '', ' '));
+  const header = fc.array(entry, { maxLength: 8 }).map((entries) => entries.join(','));
+
+  it('never throws, and answers the peer or an address that is an entry of the header', () => {
+    for (const rule of [hops(1), hops(3), list('10.0.0.0/8', '::/0')]) {
+      fc.assert(
+        fc.property(header, (xff) => {
+          const client = rule.clientAddress('10.0.0.1', xff);
+          const candidates = ['10.0.0.1', ...xff.split(',').map((e) => parseAddress(e))];
+          assert.ok(candidates.includes(client), `${client} from ${JSON.stringify(xff)}`);
+        }),
+        { numRuns: 300 },
+      );
+    }
   });
 });
 

@@ -31,7 +31,12 @@ function canonicalIp(text: string): string | undefined {
   const version = isIP(text);
   if (version === 4) return text;
   if (version !== 6) return undefined;
-  const v6 = canonicalIpv6(text.replace(/%.*$/, '')); // a zone (fe80::1%eth0) names our interface, not the client
+  let v6: string;
+  try {
+    v6 = canonicalIpv6(text.replace(/%.*$/, '')); // a zone (fe80::1%eth0) names our interface, not the client
+  } catch {
+    return undefined; // never expected after isIP; a header must not be able to throw here
+  }
   return mappedIpv4(v6) ?? v6;
 }
 
