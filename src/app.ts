@@ -20,6 +20,7 @@ import { openApiRouter } from './api/openapi.js';
 import { swaggerUiRouter } from './api/swagger-ui.js';
 import { usersRouter } from './api/users.js';
 import { API_PREFIX, identify, requireAuthentication } from './http/auth.js';
+import { clientAddress } from './http/client-address.js';
 import { csrfMiddleware } from './http/csrf.js';
 import { errorMiddleware } from './http/errors.js';
 import { metricsFor } from './http/metrics.js';
@@ -32,16 +33,18 @@ import { projectRoot } from './paths.js';
 import type { Services } from './compose.js';
 
 export function createApp(s: Services, log: Logger): Koa<AppState> {
-  const app = new Koa<AppState>({ proxy: s.config.trustProxy });
+  // Koa's proxy support stays off: clientAddress applies TRUST_PROXY (core/client-address.ts).
+  const app = new Koa<AppState>({ proxy: false });
   app.silent = true; // errors are rendered and logged by errorMiddleware
 
+  app.use(clientAddress(s.proxies)); // ctx.ip by TRUST_PROXY, for everything below
   app.use(requestLog(log)); // outermost, so it logs the status the client finally gets
   app.use(noSniff); // on every answer, errors included
   const metrics = metricsFor(s, log);
   app.use(metrics.middleware()); // outside errorMiddleware: counts the status the client gets
   app.use(errorMiddleware(log)); // every failure becomes the contract's error body
   app.use(urlText); // 400 for a path or query that is not storable text, before any work
-  app.use(identify(s.auth, s.config.basicAuthEnabled)); // session cookie | Bearer JWT | Basic
+  app.use(identify(s.auth, s.config.basicAuthEnabled, s.rateLimiter)); // session cookie | Bearer JWT | Basic
   app.use(rateLimit(s.rateLimiter)); // per user when authenticated, else per IP
   const metricsEndpoint = metricsRouter(metrics, s.config.metricsPublic);
   app.use(metricsEndpoint.routes()); // before requireAuthentication: METRICS_PUBLIC decides who may scrape

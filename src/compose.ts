@@ -2,6 +2,7 @@
 // (service.ts adds the app, server and WebSockets). Routers get only the services they use (app.ts).
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { TrustedProxies } from './core/client-address.js';
 import { RateLimiter } from './core/rate-limits.js';
 import { Validator } from './core/validation.js';
 import type { MetadataDb } from './store/metadata/db.js';
@@ -18,6 +19,7 @@ import { createMqttDriver } from './runtime/mqtt.js';
 import { createVirtualDriver } from './runtime/virtual.js';
 import { DetectorRuntime } from './runtime/detectors.js';
 import { EventsRepository } from './store/metadata/events.js';
+import { LoginAddressesRepository } from './store/metadata/login-addresses.js';
 import { JsonStoreRepository } from './store/metadata/json-store.js';
 import { AuthService } from './services/auth.js';
 import { DataPointService } from './services/data-points.js';
@@ -25,6 +27,7 @@ import { DataSourceService } from './services/data-sources.js';
 import { EventDetectorService } from './services/event-detectors.js';
 import { EventService } from './services/events.js';
 import { JsonStoreService } from './services/json-store.js';
+import { LoginThrottle } from './services/login-throttle.js';
 import { PointValueService } from './services/point-values.js';
 import { SessionService } from './services/sessions.js';
 import { TokenService } from './services/tokens.js';
@@ -34,7 +37,11 @@ export interface Services {
   config: Config;
   db: MetadataDb;
   validator: Validator;
+  /** TRUST_PROXY: who the client is behind reverse proxies (HTTP and WebSocket alike). */
+  proxies: TrustedProxies;
   rateLimiter: RateLimiter;
+  /** Failed-login limits and the addresses each user logged in from lately. */
+  loginThrottle: LoginThrottle;
   users: UserService;
   sessions: SessionService;
   tokens: TokenService;
@@ -59,12 +66,14 @@ export interface Services {
 
 export async function createServices(config: Config, db: MetadataDb, log: Logger): Promise<Services> {
   const validator = new Validator();
+  const proxies = new TrustedProxies(config.trustProxy);
   const rateLimiter = new RateLimiter(config.rateLimit);
+  const loginThrottle = new LoginThrottle(rateLimiter, new LoginAddressesRepository(db), config.loginKnownAddressDays);
   const users = new UserService(new UsersRepository(db), validator);
   const sessions = new SessionService(new SessionsRepository(db), config.session);
   const tokens = new TokenService(new SettingsRepository(db));
   await tokens.init();
-  const auth = new AuthService(config, users, sessions, tokens, rateLimiter);
+  const auth = new AuthService(config, users, sessions, tokens, loginThrottle);
   // A new password or new permissions end the user's other sessions and revoke its tokens.
   users.onCredentialsChanged({
     async credentialsChanged(user, keepSessionIdHash) {
@@ -106,7 +115,9 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     config,
     db,
     validator,
+    proxies,
     rateLimiter,
+    loginThrottle,
     users,
     sessions,
     tokens,

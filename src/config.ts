@@ -1,5 +1,6 @@
 // Environment → one typed, validated config object. Every variable is listed in README.md.
 import { resolve } from 'node:path';
+import { parseProxyEntry, type TrustProxy } from './core/client-address.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -20,7 +21,8 @@ export interface Config {
   /** PostgreSQL schema to use (tests isolate themselves with one schema each). */
   databaseSchema: string | undefined;
   logLevel: LogLevel;
-  trustProxy: boolean;
+  /** Which X-Forwarded-* headers to believe (core/client-address.ts). */
+  trustProxy: TrustProxy;
   /** Request size limits enforced before the app sees a request (414 / 431 with the error body). */
   http: { maxHeaderBytes: number; maxUrlBytes: number };
   session: { idleMinutes: number; maxDays: number; cookieSecure: boolean };
@@ -48,8 +50,15 @@ export interface Config {
     anonymous: TokenBucketConfig;
     loginPerIp: TokenBucketConfig;
     loginPerUser: TokenBucketConfig;
+    /** Failed logins per (username, client address). */
+    loginPerUserIp: TokenBucketConfig;
     user: TokenBucketConfig;
   };
+  /**
+   * An address that logged in as a user within this many days is not charged to, nor held by, that
+   * username's failed-login limit; 0 turns the exemption off.
+   */
+  loginKnownAddressDays: number;
 }
 
 export class ConfigError extends Error {}
@@ -126,6 +135,24 @@ function memorySize(env: Env, name: string, fallback: string): string {
   return raw;
 }
 
+const MAX_PROXY_HOPS = 32;
+
+/** `false`/`0`, `true` (one hop), a number of hops, or a comma-separated list of proxy addresses and CIDR ranges. */
+function trustProxy(env: Env): TrustProxy {
+  const raw = env.TRUST_PROXY?.trim() ?? '';
+  const word = raw.toLowerCase();
+  if (['', 'false', '0', 'no', 'off'].includes(word)) return { mode: 'off' };
+  if (['true', 'yes', 'on'].includes(word)) return { mode: 'hops', hops: 1 };
+  if (/^\d+$/.test(raw)) return { mode: 'hops', hops: integer(env, 'TRUST_PROXY', 1, 1, MAX_PROXY_HOPS) };
+  const proxies = raw.split(',').map((entry) => entry.trim());
+  for (const entry of proxies) {
+    if (!parseProxyEntry(entry)) {
+      throw new ConfigError(`TRUST_PROXY must be false, true, a number of proxy hops (1-${MAX_PROXY_HOPS}) or a comma-separated list of proxy addresses and CIDR ranges; "${entry}" is none of these`);
+    }
+  }
+  return { mode: 'list', proxies };
+}
+
 function httpLimits(env: Env): Config['http'] {
   const maxHeaderBytes = integer(env, 'MAX_HEADER_BYTES', 64 * 1024, 8 * 1024, 1024 * 1024);
   // A longer URL could never arrive: it is part of the header block.
@@ -166,7 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     databaseSchema: schemaName(env, 'DATABASE_SCHEMA'),
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
-    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    trustProxy: trustProxy(env),
     http: httpLimits(env),
     session: {
       idleMinutes: integer(env, 'SESSION_IDLE_MINUTES', 24 * 60, 1, 525_600),
@@ -187,7 +214,9 @@ export function loadConfig(env: Env = process.env): Config {
       anonymous: bucket(env, 'RATE_LIMIT_ANON', 40, 5),
       loginPerIp: bucket(env, 'RATE_LIMIT_LOGIN_IP', 5, 1 / 60),
       loginPerUser: bucket(env, 'RATE_LIMIT_LOGIN_USER', 5, 1 / 60),
+      loginPerUserIp: bucket(env, 'RATE_LIMIT_LOGIN_USER_IP', 5, 1 / 60),
       user: bucket(env, 'RATE_LIMIT_USER', 1000, 500),
     },
+    loginKnownAddressDays: integer(env, 'LOGIN_KNOWN_ADDRESS_DAYS', 30, 0, 3650),
   };
 }

@@ -59,6 +59,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
 
   const purge = setInterval(() => {
     services.sessions.purgeExpired().catch((err: unknown) => log.warn({ err }, 'session purge failed'));
+    services.loginThrottle.purge().catch((err: unknown) => log.warn({ err }, 'known login address purge failed'));
   }, SESSION_PURGE_INTERVAL_MS);
   purge.unref();
 

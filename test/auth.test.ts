@@ -456,6 +456,53 @@ for (const engine of metadataEngines()) {
         assertError(await bearer(app.url, `${header}.${payload}.`).get(`${API}/users/current`), 401, 4008);
       });
 
+      it('refuses tokens of the wrong size, shape, algorithm, key, signature length or claims, and expired ones, with 401 4008 before verifying a signature', async () => {
+        const token = await createToken(user.client);
+        const [header, payload, signature] = token.split('.') as [string, string, string];
+        const { kid } = decodeProtectedHeader(token);
+        const part = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+        const claims = decodeJwt(token);
+        const withHeader = (h: Record<string, unknown>) => `${part(h)}.${payload}.${signature}`;
+        const withPayload = (change: Record<string, unknown>) => `${header}.${part({ ...claims, ...change })}.${signature}`;
+        const refused: Record<string, string> = {
+          'too big': `${header}.${part({ ...claims, pad: 'x'.repeat(4096) })}.${signature}`,
+          'two parts': `${header}.${payload}`,
+          'four parts': `${token}.${signature}`,
+          'not base64url': `${header}.${payload}.${signature.slice(0, -1)}+`,
+          'header not JSON': `${Buffer.from('{alg').toString('base64url')}.${payload}.${signature}`,
+          'header an array': `${part(['ES512'])}.${payload}.${signature}`,
+          'payload an array': `${header}.${part([1])}.${signature}`,
+          'alg HS512': withHeader({ alg: 'HS512', kid }),
+          'alg ES256': withHeader({ alg: 'ES256', kid }),
+          'alg none': withHeader({ alg: 'none', kid }),
+          'no kid': withHeader({ alg: 'ES512' }),
+          'another kid': withHeader({ alg: 'ES512', kid: 'not-our-key' }),
+          'signature 131 bytes': `${header}.${payload}.${Buffer.from(signature, 'base64url').subarray(1).toString('base64url')}`,
+          'signature 133 bytes': `${header}.${payload}.${Buffer.concat([Buffer.from(signature, 'base64url'), Buffer.from([0])]).toString('base64url')}`,
+          'typ refresh': withPayload({ typ: 'refresh' }),
+          'sub a number': withPayload({ sub: 1 }),
+          'uid a string': withPayload({ uid: String(claims.uid) }),
+          'v missing': withPayload({ v: undefined }),
+          'exp a string': withPayload({ exp: String(claims.exp) }),
+          expired: withPayload({ exp: Math.floor(Date.now() / 1000) - 60 }),
+        };
+        const before = app.service.services.tokens.signatureVerifications;
+        for (const [what, bad] of Object.entries(refused)) {
+          const res = await bearer(app.url, bad).get(`${API}/users/current`);
+          assert.equal(res.status, 401, `${what}: ${res.text}`);
+          assert.equal((res.body as ErrorBody).serviceStatusCode, 4008, what);
+        }
+        assertError(await bearer(app.url, withPayload({ exp: Math.floor(Date.now() / 1000) - 60 })).get(`${API}/users/current`), 401, 4008, 'Token expired');
+        assert.equal(app.service.services.tokens.signatureVerifications, before, 'no signature was verified');
+      });
+
+      it('verifies a token\'s signature once, then answers it from memory', async () => {
+        const token = await createToken(user.client);
+        const before = app.service.services.tokens.signatureVerifications;
+        for (let i = 0; i < 3; i++) assert.equal(await currentUsername(bearer(app.url, token)), user.username);
+        assert.equal(app.service.services.tokens.signatureVerifications, before + 1);
+      });
+
       it('refuses a malformed Bearer value with 401 4008', async () => {
         assertError(await bearer(app.url, 'not-a-jwt').get(`${API}/users/current`), 401, 4008);
       });
@@ -614,6 +661,30 @@ for (const engine of metadataEngines()) {
         const c = new ApiClient(app.url);
         c.authorization = `Basic ${Buffer.from('no-colon-here').toString('base64')}`;
         assertError(await c.get(`${API}/users/current`), 401, 4008);
+      });
+
+      it('refuses Basic credentials with NUL, invalid UTF-8, a lone surrogate or bad base64 with 401 4008, before the store', async () => {
+        const raw = (bytes: Buffer | string) => {
+          const c = new ApiClient(app.url);
+          c.authorization = `Basic ${typeof bytes === 'string' ? bytes : bytes.toString('base64')}`;
+          return c;
+        };
+        const malformed: Record<string, Buffer | string> = {
+          'NUL in the username': Buffer.from('ad\u0000min:admin'),
+          'NUL in the password': Buffer.from('admin:ad\u0000min'),
+          'invalid UTF-8': Buffer.concat([Buffer.from('admin:'), Buffer.from([0xc3, 0x28])]),
+          'a lone surrogate (CESU-8 bytes)': Buffer.concat([Buffer.from('admin:'), Buffer.from([0xed, 0xb0, 0x80])]),
+          'an overlong encoding': Buffer.concat([Buffer.from('admin:'), Buffer.from([0xc0, 0xaf])]),
+          'not base64': 'YWRtaW46YWRtaW4*',
+          'base64 with a space inside': 'YWRt aW46YWRtaW4=',
+        };
+        for (const [what, value] of Object.entries(malformed)) {
+          const res = await raw(value).get<ErrorBody>(`${API}/users/current`);
+          assert.equal(res.status, 401, `${what}: ${res.text}`);
+          assert.equal(res.body.message, 'Malformed Basic credentials', what);
+        }
+        assert.equal(await currentUsername(raw(Buffer.from('admin:admin'))), 'admin', 'well-formed credentials still work');
+        assert.equal(await currentUsername(raw(Buffer.from('admin:admin').toString('base64').replace(/=+$/, ''))), 'admin', 'padding may be left out');
       });
 
       it('lets a Basic caller create a token without a CSRF token', async () => {

@@ -40,7 +40,12 @@ describe('loadConfig', () => {
       assert.deepEqual(config.rateLimit.anonymous, { burst: 40, refillPerSecond: 5 });
       assert.deepEqual(config.rateLimit.loginPerIp, { burst: 5, refillPerSecond: 1 / 60 });
       assert.deepEqual(config.rateLimit.loginPerUser, { burst: 5, refillPerSecond: 1 / 60 });
+      assert.deepEqual(config.rateLimit.loginPerUserIp, { burst: 5, refillPerSecond: 1 / 60 });
       assert.deepEqual(config.rateLimit.user, { burst: 1000, refillPerSecond: 500 });
+    });
+
+    it('exempts addresses that logged in within 30 days from the per-username login limit', () => {
+      assert.equal(config.loginKnownAddressDays, 30);
     });
 
     it('uses the documented session, token and auth defaults', () => {
@@ -48,7 +53,7 @@ describe('loadConfig', () => {
       assert.deepEqual(config.jwt, { defaultExpiryMinutes: 5, maxExpiryDays: 365 });
       assert.equal(config.basicAuthEnabled, false);
       assert.equal(config.passwordMaxAgeDays, 0);
-      assert.equal(config.trustProxy, false);
+      assert.deepEqual(config.trustProxy, { mode: 'off' });
     });
 
     it('treats empty variables as unset', () => {
@@ -77,11 +82,28 @@ describe('loadConfig', () => {
       assert.equal(config.databaseUrl, 'postgresql://svc@db.example:5432/dds');
       assert.equal(config.databaseSchema, 'tenant_a');
       assert.equal(config.logLevel, 'debug');
-      assert.equal(config.trustProxy, true);
+      assert.deepEqual(config.trustProxy, { mode: 'hops', hops: 1 });
       assert.equal(config.basicAuthEnabled, true);
       assert.equal(config.rateLimit.enabled, false);
       assert.deepEqual(config.rateLimit.anonymous, { burst: 100, refillPerSecond: 0.5 });
       assert.equal(config.adminPassword, 'eight888');
+    });
+
+    it('reads TRUST_PROXY as off, true (one hop), a number of hops, or a list of proxies', () => {
+      for (const off of ['false', '0', 'off', 'no', ' FALSE ']) assert.deepEqual(loadConfig({ TRUST_PROXY: off }).trustProxy, { mode: 'off' }, off);
+      for (const one of ['true', 'on', '1', 'TRUE']) assert.deepEqual(loadConfig({ TRUST_PROXY: one }).trustProxy, { mode: 'hops', hops: 1 }, one);
+      assert.deepEqual(loadConfig({ TRUST_PROXY: '3' }).trustProxy, { mode: 'hops', hops: 3 });
+      assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, ::1,192.0.2.7,fd00::/8' }).trustProxy, {
+        mode: 'list',
+        proxies: ['10.0.0.0/8', '::1', '192.0.2.7', 'fd00::/8'],
+      });
+    });
+
+    it('reads the per-(username, IP) login bucket and the known-address window', () => {
+      const config = loadConfig({ RATE_LIMIT_LOGIN_USER_IP_BURST: '3', RATE_LIMIT_LOGIN_USER_IP_PER_SECOND: '0.5', LOGIN_KNOWN_ADDRESS_DAYS: '0' });
+      assert.deepEqual(config.rateLimit.loginPerUserIp, { burst: 3, refillPerSecond: 0.5 });
+      assert.equal(config.loginKnownAddressDays, 0);
+      assert.equal(loadConfig({ LOGIN_KNOWN_ADDRESS_DAYS: '7' }).loginKnownAddressDays, 7);
     });
 
     it('accepts port 0 (an ephemeral port, used by the tests)', () => {
@@ -117,6 +139,17 @@ describe('loadConfig', () => {
     it('rate-limit numbers that are not positive', () => {
       assertRefused({ RATE_LIMIT_USER_PER_SECOND: '0' }, 'RATE_LIMIT_USER_PER_SECOND');
       assertRefused({ RATE_LIMIT_LOGIN_IP_BURST: '0' }, 'RATE_LIMIT_LOGIN_IP_BURST');
+    });
+
+    it('TRUST_PROXY that is no boolean, hop count (1-32) nor list of addresses and CIDR ranges', () => {
+      for (const TRUST_PROXY of ['maybe', '33', '10.0.0.0/33', '::1/129', '10.0.0.1,', '10.0.0.1, proxy.local', '10.0.0.0/8/8', '[::1]', '10.0.0.1:80', '-1']) {
+        assertRefused({ TRUST_PROXY }, 'TRUST_PROXY');
+      }
+    });
+
+    it('LOGIN_KNOWN_ADDRESS_DAYS that is negative or not an integer', () => {
+      assertRefused({ LOGIN_KNOWN_ADDRESS_DAYS: '-1' }, 'LOGIN_KNOWN_ADDRESS_DAYS');
+      assertRefused({ LOGIN_KNOWN_ADDRESS_DAYS: '1.5' }, 'LOGIN_KNOWN_ADDRESS_DAYS');
     });
 
     it('DATABASE_SCHEMA that is not a plain lower-case identifier', () => {

@@ -5,27 +5,11 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import pino from 'pino';
 import { openDuckDbStore, type DuckDbValueStore } from '../src/store/values/duckdb/index.js';
 import { appendedHook, engineLogger } from '../src/store/values/hooks.js';
 import type { StoredValue } from '../src/store/values/types.js';
 import { seriesBatch, track } from './helpers/duckdb-temp.js';
-
-/** A pino logger whose lines land in `lines`, parsed. */
-function capturingLogger(): { log: pino.Logger; lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
-      done();
-    },
-  });
-  return { log: pino({ level: 'debug' }, sink), lines };
-}
-
-/** Lets pino's stream write. */
-const flushed = () => new Promise((resolve) => setImmediate(resolve));
+import { capturingLogger, flushed } from './helpers/log.js';
 
 describe('value store hooks', () => {
   it('gives each engine a child logger naming it, silent when the owner gives none', async () => {

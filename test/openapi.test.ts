@@ -243,7 +243,7 @@ describe('OpenAPI, Swagger UI and metrics', function () {
       const res = await admin.get('/metrics');
       assert.equal(res.status, 200);
       assert.match(res.headers.get('content-type') ?? '', /^text\/plain/);
-      for (const name of ['process_cpu_user_seconds_total', 'nodejs_heap_size_used_bytes', 'http_requests_total', 'http_request_duration_seconds_bucket', 'dds_point_values_written_total', 'dds_write_buffer_values', 'dds_write_buffer_capacity_values', 'dds_data_sources', 'dds_active_events', 'dds_websocket_connections']) {
+      for (const name of ['process_cpu_user_seconds_total', 'nodejs_heap_size_used_bytes', 'http_requests_total', 'http_request_duration_seconds_bucket', 'dds_point_values_written_total', 'dds_write_buffer_values', 'dds_write_buffer_capacity_values', 'dds_data_sources', 'dds_active_events', 'dds_websocket_connections', 'dds_token_signature_verifications_total']) {
         assert.ok(res.text.includes(`\n${name}`), `${name} missing`);
       }
     });

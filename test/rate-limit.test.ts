@@ -2,9 +2,11 @@
 // limits as the running service applies them (anonymous per IP, failed logins per IP and per
 // username, authenticated per user, and the switch that turns them all off).
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import type { Config } from '../src/config.js';
 import { DomainError } from '../src/core/errors.js';
 import { RateLimiter, TokenBuckets } from '../src/core/rate-limits.js';
+import { LoginAddressesRepository } from '../src/store/metadata/login-addresses.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ApiClient, type Response } from './helpers/client.js';
 import { announceEngines, metadataEngines } from './helpers/engines.js';
@@ -155,48 +157,90 @@ describe('RateLimiter login rules', () => {
   const bucket = (burst: number) => ({ burst, refillPerSecond: 1 / 60 });
   const config = (enabled: boolean): Config['rateLimit'] => ({
     enabled,
-    anonymous: bucket(100),
-    loginPerIp: bucket(2),
+    anonymous: bucket(2),
+    loginPerIp: bucket(4),
     loginPerUser: bucket(3),
+    loginPerUserIp: bucket(2),
     user: bucket(100),
   });
 
   it('refuses an IP after its failed-login burst with 4006, before looking at the username', () => {
     const limiter = new RateLimiter(config(true), manualClock().now);
-    limiter.recordLoginFailure('10.0.0.1', 'a');
-    limiter.recordLoginFailure('10.0.0.1', 'b');
-    const seconds = assertRateLimited(() => limiter.assertLoginAllowed('10.0.0.1', 'c'), 4006);
+    for (const name of ['a', 'b', 'c', 'd']) limiter.recordLoginFailure('10.0.0.1', name, true);
+    const seconds = assertRateLimited(() => limiter.assertLoginAllowedFrom('10.0.0.1', 'e'), 4006);
     assert.equal(seconds, 60);
-    limiter.assertLoginAllowed('10.0.0.2', 'c');
+    limiter.assertLoginAllowedFrom('10.0.0.2', 'e');
   });
 
-  it('refuses a username after its failed-login burst with 4007, whatever the IP and letter case', () => {
+  it('refuses a (username, IP) pair after its burst with 4007, leaving the username free elsewhere', () => {
     const limiter = new RateLimiter(config(true), manualClock().now);
-    for (const ip of ['10.0.0.1', '10.0.0.2', '10.0.0.3']) limiter.recordLoginFailure(ip, 'Alice');
-    assertRateLimited(() => limiter.assertLoginAllowed('10.0.0.4', 'alice'), 4007);
-    limiter.assertLoginAllowed('10.0.0.4', 'bob');
+    limiter.recordLoginFailure('10.0.0.1', 'Alice', true);
+    limiter.recordLoginFailure('10.0.0.1', 'alice', true);
+    const seconds = assertRateLimited(() => limiter.assertLoginAllowedFrom('10.0.0.1', 'ALICE'), 4007);
+    assert.equal(seconds, 60);
+    limiter.assertLoginAllowedFrom('10.0.0.1', 'bob');
+    limiter.assertLoginAllowedFrom('10.0.0.2', 'alice');
+    assert.equal(limiter.usernameLoginWait('alice'), 0, 'two of three username tokens spent');
+  });
+
+  it('spends the username bucket over different IPs, whatever the letter case', () => {
+    const limiter = new RateLimiter(config(true), manualClock().now);
+    for (const ip of ['10.0.0.1', '10.0.0.2', '10.0.0.3']) limiter.recordLoginFailure(ip, 'Alice', true);
+    assert.equal(limiter.usernameLoginWait('alice'), 60);
+    assert.equal(limiter.usernameLoginWait('bob'), 0);
+  });
+
+  it('does not charge the username bucket for failures it is told are from a known address', () => {
+    const limiter = new RateLimiter(config(true), manualClock().now);
+    for (const ip of ['10.0.0.1', '10.0.0.2', '10.0.0.3']) limiter.recordLoginFailure(ip, 'alice', false);
+    assert.equal(limiter.usernameLoginWait('alice'), 0);
   });
 
   it('checks the IP limit first when both are exhausted', () => {
     const limiter = new RateLimiter(config(true), manualClock().now);
-    for (let i = 0; i < 3; i++) limiter.recordLoginFailure('10.0.0.1', 'alice');
-    assertRateLimited(() => limiter.assertLoginAllowed('10.0.0.1', 'alice'), 4006);
+    for (let i = 0; i < 4; i++) limiter.recordLoginFailure('10.0.0.1', 'alice', true);
+    assertRateLimited(() => limiter.assertLoginAllowedFrom('10.0.0.1', 'alice'), 4006);
+  });
+
+  it('counts an IPv6 /64 as one address and IPv4-mapped IPv6 as its IPv4 address', () => {
+    const limiter = new RateLimiter(config(true), manualClock().now);
+    for (const [i, ip] of ['2001:db8:1:2::1', '2001:db8:1:2:ffff::9', '2001:db8:1:2:a:b:c:d', '2001:db8:1:2::7'].entries()) {
+      limiter.recordLoginFailure(ip, `user${i}`, true);
+    }
+    assertRateLimited(() => limiter.assertLoginAllowedFrom('2001:db8:1:2::42', 'other'), 4006);
+    limiter.assertLoginAllowedFrom('2001:db8:1:3::1', 'other');
+    limiter.recordLoginFailure('::ffff:192.0.2.7', 'carol', true);
+    limiter.recordLoginFailure('192.0.2.7', 'carol', true);
+    assertRateLimited(() => limiter.assertLoginAllowedFrom('::ffff:c000:207', 'carol'), 4007);
   });
 
   it('allows the login again once the bucket refilled', () => {
     const clock = manualClock();
     const limiter = new RateLimiter(config(true), clock.now);
-    limiter.recordLoginFailure('10.0.0.1', 'a');
-    limiter.recordLoginFailure('10.0.0.1', 'b');
-    assertRateLimited(() => limiter.assertLoginAllowed('10.0.0.1', 'c'), 4006);
+    for (const name of ['a', 'b', 'c', 'd']) limiter.recordLoginFailure('10.0.0.1', name, true);
+    assertRateLimited(() => limiter.assertLoginAllowedFrom('10.0.0.1', 'e'), 4006);
     clock.advance(60_000);
-    limiter.assertLoginAllowed('10.0.0.1', 'c');
+    limiter.assertLoginAllowedFrom('10.0.0.1', 'e');
+  });
+
+  it('peeks at the anonymous budget without spending it', () => {
+    const limiter = new RateLimiter(config(true), manualClock().now);
+    for (let i = 0; i < 5; i++) limiter.assertAnonymousAllowed('10.0.0.1');
+    limiter.takeAnonymousRequest('10.0.0.1');
+    limiter.takeAnonymousRequest('10.0.0.1');
+    assertRateLimited(() => limiter.assertAnonymousAllowed('10.0.0.1'), 4006);
+    limiter.assertAnonymousAllowed('10.0.0.2');
   });
 
   it('never refuses when disabled', () => {
     const limiter = new RateLimiter(config(false), manualClock().now);
-    for (let i = 0; i < 10; i++) limiter.recordLoginFailure('10.0.0.1', 'alice');
-    limiter.assertLoginAllowed('10.0.0.1', 'alice');
+    for (let i = 0; i < 10; i++) {
+      limiter.recordLoginFailure('10.0.0.1', 'alice', true);
+      limiter.takeAnonymousRequest('10.0.0.1');
+    }
+    limiter.assertLoginAllowedFrom('10.0.0.1', 'alice');
+    limiter.assertAnonymousAllowed('10.0.0.1');
+    assert.equal(limiter.usernameLoginWait('alice'), 0);
   });
 });
 
@@ -301,6 +345,29 @@ for (const engine of metadataEngines()) {
         }
       });
 
+      it('counts anonymous requests by the address the proxy appended (TRUST_PROXY=true is one hop), however the client rotates X-Forwarded-For', async () => {
+        const c = new ApiClient(app.url);
+        const via = (i: number) => ({ headers: { 'x-forwarded-for': `198.18.${i}.1, 10.60.0.1` } });
+        for (let i = 0; i < 6; i++) assert.equal((await c.get('/health', via(i))).status, 200);
+        assertTooMany(await c.get('/health', via(6)), 4006);
+        for (let i = 7; i < 20; i++) assertTooMany(await c.get(`${API}/users/current`, via(i)), 4006);
+      });
+
+      it('limits failed logins over many usernames from one address, however the client rotates X-Forwarded-For', async () => {
+        for (let i = 0; i < 3; i++) {
+          const res = await loginFrom(app.url, `198.18.${i}.1, 10.61.0.1`, `rotating${i}`, 'wrong-password');
+          assert.equal(res.status, 401, res.text);
+        }
+        for (let i = 3; i < 30; i++) assertTooMany(await loginFrom(app.url, `198.18.${i}.1, 10.61.0.1`, `rotating${i}`, 'wrong-password'), 4006);
+      });
+
+      it('counts the IPv6 addresses of one /64 as one client', async () => {
+        const c = new ApiClient(app.url);
+        for (let i = 0; i < 6; i++) assert.equal((await c.get('/health', from(`2001:db8:60:1::${i + 1}`))).status, 200);
+        assertTooMany(await c.get('/health', from('2001:db8:60:1:ffff::1')), 4006);
+        assert.equal((await c.get('/health', from('2001:db8:60:2::1'))).status, 200);
+      });
+
       it('answers 429 4007 once a user spent its burst, from whichever IP it comes', async () => {
         const c = await sessionFrom('10.50.0.1', 'busy');
         for (let i = 0; i < 5; i++) {
@@ -312,6 +379,94 @@ for (const engine of metadataEngines()) {
         assertTooMany(await c.get(`${API}/users/current`, from('10.50.0.2')), 4007);
         // Anonymous requests from the same address are counted apart.
         assert.equal((await new ApiClient(app.url).get('/health', from('10.50.0.1'))).status, 200);
+      });
+    });
+
+    describe('cheap refusal first', () => {
+      // Anonymous budget 5 per address, refilled once in 100 s: nothing refills during the test.
+      let app: TestApp;
+      let kid: string;
+      let scrapes = 0;
+      before(async () => {
+        app = await startTestApp(engine, {
+          RATE_LIMIT_ENABLED: 'true',
+          TRUST_PROXY: '1',
+          RATE_LIMIT_ANON_BURST: '5',
+          RATE_LIMIT_ANON_PER_SECOND: '0.01',
+          METRICS_PUBLIC: 'true',
+          BASIC_AUTH_ENABLED: 'true',
+        });
+        const key = await new ApiClient(app.url).get<{ kid: string }>(`${API}/auth-tokens/public-key`, from('10.90.0.1'));
+        kid = key.body.kid;
+      });
+      after(() => app.stop());
+
+      const from = (ip: string) => ({ headers: { 'x-forwarded-for': ip } });
+
+      /** The signature verifications /metrics reports (scraped from an address of its own each time). */
+      async function verifications(): Promise<number> {
+        scrapes += 1;
+        const res = await new ApiClient(app.url).get('/metrics', from(`10.90.${scrapes}.2`));
+        assert.equal(res.status, 200, res.text);
+        const m = /^dds_token_signature_verifications_total (\d+)$/m.exec(res.text);
+        assert.ok(m, 'dds_token_signature_verifications_total is exported');
+        return Number(m[1]);
+      }
+
+      /** A token of the right shape naming the server's key, with a random signature the curve's range check lets through. */
+      function forgedToken(): string {
+        const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+        const claims = { typ: 'auth', sub: 'admin', uid: 1, v: 0, iat: Math.floor(Date.now() / 1000), exp: Math.floor(Date.now() / 1000) + 3600 };
+        const half = () => Buffer.concat([Buffer.from([0]), randomBytes(65)]);
+        return `${part({ alg: 'ES512', kid })}.${part(claims)}.${Buffer.concat([half(), half()]).toString('base64url')}`;
+      }
+
+      async function spendAnonymousBudget(ip: string): Promise<void> {
+        const c = new ApiClient(app.url);
+        for (let i = 0; i < 5; i++) assert.equal((await c.get('/health', from(ip))).status, 200);
+        assertTooMany(await c.get('/health', from(ip)), 4006);
+      }
+
+      async function realToken(): Promise<string> {
+        const admin = (await app.service.services.users.findByUsername('admin'))!;
+        return app.service.services.tokens.create('admin', admin.id, admin.tokenVersion, Date.now() + 3_600_000);
+      }
+
+      it('answers forged tokens naming the server\'s key with 429 and no signature check once the address spent its budget', async () => {
+        const before = await verifications();
+        const ip = '10.91.0.1';
+        for (let i = 0; i < 5; i++) {
+          const res = await new ApiClient(app.url).useBearer(forgedToken()).get(`${API}/users/current`, from(ip));
+          assert.equal(res.status, 401, res.text);
+        }
+        assert.equal(await verifications(), before + 5, 'within the budget each forged token costs one verification');
+        for (let i = 0; i < 50; i++) {
+          assertTooMany(await new ApiClient(app.url).useBearer(forgedToken()).get(`${API}/users/current`, from(ip)), 4006);
+        }
+        assert.equal(await verifications(), before + 5, 'refused requests cost no verification');
+      });
+
+      it('still honours a token verified lately from an address whose budget is spent, but verifies no new one for it', async () => {
+        const known = await realToken();
+        assert.equal((await new ApiClient(app.url).useBearer(known).get(`${API}/users/current`, from('10.92.0.2'))).status, 200);
+        await spendAnonymousBudget('10.92.0.1');
+        const before = await verifications();
+        const res = await new ApiClient(app.url).useBearer(known).get(`${API}/users/current`, from('10.92.0.1'));
+        assert.equal(res.status, 200, res.text);
+        assertTooMany(await new ApiClient(app.url).useBearer(await realToken()).get(`${API}/users/current`, from('10.92.0.1')), 4006);
+        assert.equal(await verifications(), before);
+      });
+
+      it('answers Basic credentials with 429 before checking the password once the address spent its budget', async () => {
+        const admin = (await app.service.services.users.findByUsername('admin'))!;
+        const knownAddresses = async () => (await new LoginAddressesRepository(app.service.services.db).forUser(admin.id)).map((a) => a.address);
+        await spendAnonymousBudget('10.93.0.1');
+        assertTooMany(await new ApiClient(app.url).useBasic('admin', 'admin').get(`${API}/users/current`, from('10.93.0.1')), 4006);
+        assertTooMany(await new ApiClient(app.url).useBasic('admin', 'wrong-password').get(`${API}/users/current`, from('10.93.0.1')), 4006);
+        assert.ok(!(await knownAddresses()).includes('10.93.0.1'), 'the right password was never checked: the address did not become known');
+        const fresh = await new ApiClient(app.url).useBasic('admin', 'admin').get(`${API}/users/current`, from('10.93.0.2'));
+        assert.equal(fresh.status, 200, fresh.text);
+        assert.ok((await knownAddresses()).includes('10.93.0.2'), 'a checked Basic password makes the address known');
       });
     });
 

@@ -7,6 +7,7 @@ import type { Socket } from 'node:net';
 import WebSocket from 'ws';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ApiClient, createUser, loggedIn } from './helpers/client.js';
+import { capturingLogger, flushed } from './helpers/log.js';
 
 const API = '/rest/latest';
 const PV_PATH = `${API}/websocket/point-value`;
@@ -485,6 +486,63 @@ describe('WebSocket endpoints', function () {
       assert.equal(res.statusCode, 429);
       assert.match(String(res.headers['retry-after']), /^\d+$/);
       res.resume();
+    });
+  });
+
+  describe('client address behind proxies', () => {
+    const { log, lines } = capturingLogger('info');
+    let proxied: TestApp;
+    let direct: TestApp;
+    let proxiedAdmin: ApiClient;
+    before(async () => {
+      // The test client connects from loopback: it plays the nearest proxy of `proxied`, not of `direct`.
+      const limits = { RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_ANON_BURST: '2', RATE_LIMIT_ANON_PER_SECOND: '0.01' };
+      proxied = await startTestApp('pglite', { TRUST_PROXY: '127.0.0.0/8,::1', ...limits }, log);
+      direct = await startTestApp('pglite', { TRUST_PROXY: '10.0.0.0/8' });
+      proxiedAdmin = await loggedIn(proxied.url, 'admin', 'admin');
+    });
+    after(async () => {
+      await proxied?.stop();
+      await direct?.stop();
+    });
+
+    const logged = async (msg: string, from: number) => {
+      await flushed();
+      return lines.slice(from).filter((l) => l.msg === msg);
+    };
+
+    it('logs the same client address for an HTTP request and a WebSocket upgrade, accepted or refused', async () => {
+      const forwarded = { 'x-forwarded-for': '6.6.6.6, 203.0.113.9' };
+      const from = lines.length;
+      assert.equal((await new ApiClient(proxied.url).get('/health', { headers: forwarded })).status, 200);
+      track(await open(proxied, { ...forwarded, ...bearer(await tokenFor(proxiedAdmin)) }));
+      assert.equal((await refused(proxied, forwarded)).status, 401);
+      const [request] = (await logged('request', from)).filter((l) => l.path === '/health');
+      const upgrades = await logged('websocket upgrade', from);
+      assert.equal(request?.ip, '203.0.113.9');
+      assert.deepEqual(
+        upgrades.map((l) => [l.status, l.user, l.ip, l.path]),
+        [
+          [101, 'admin', '203.0.113.9', PV_PATH],
+          [401, undefined, '203.0.113.9', PV_PATH],
+        ],
+      );
+    });
+
+    it('limits failing upgrades by that address, whatever the client writes to its left', async () => {
+      for (const forged of ['1.1.1.1', '2.2.2.2']) {
+        assert.equal((await refused(proxied, { 'x-forwarded-for': `${forged}, 203.0.113.20`, ...bearer('bad') })).status, 401);
+      }
+      assert.equal((await refused(proxied, { 'x-forwarded-for': '3.3.3.3, 203.0.113.20', ...bearer('bad') })).status, 429);
+      assert.equal((await refused(proxied, { 'x-forwarded-for': '3.3.3.3, 203.0.113.21', ...bearer('bad') })).status, 401);
+    });
+
+    it('believes X-Forwarded-Host for the Origin check only from a trusted proxy', async () => {
+      const headers = { ...cookieHeader(proxiedAdmin), origin: 'https://dds.example', 'x-forwarded-host': 'dds.example' };
+      track(await open(proxied, headers));
+      const directAdmin = await loggedIn(direct.url, 'admin', 'admin');
+      const { status } = await refused(direct, { ...cookieHeader(directAdmin), origin: 'https://dds.example', 'x-forwarded-host': 'dds.example' });
+      assert.equal(status, 403);
     });
   });
 

@@ -3,6 +3,7 @@
 // upgrade is answered (an HTTP response with the service's error body, never a crash).
 import type { IncomingMessage } from 'node:http';
 import { authenticate, SESSION_COOKIE } from '../http/auth.js';
+import { addressKey, type TrustedProxies } from '../core/client-address.js';
 import { DomainError } from '../core/errors.js';
 import { TokenBuckets } from '../core/rate-limits.js';
 import type { AuthMethod } from '../http/state.js';
@@ -20,12 +21,6 @@ export interface SocketAuth {
   /** method 'token': the JWT and its expiry (epoch ms). */
   token?: string;
   tokenExpiry?: number;
-}
-
-/** The client address as Koa reports it (the first X-Forwarded-For entry behind a trusted proxy). */
-function clientIp(req: IncomingMessage, trustProxy: boolean): string {
-  const forwarded = trustProxy ? header(req, 'x-forwarded-for').split(',')[0]!.trim() : '';
-  return forwarded || req.socket.remoteAddress || '';
 }
 
 function header(req: IncomingMessage, name: string): string {
@@ -48,11 +43,11 @@ function cookie(req: IncomingMessage, name: string): string | undefined {
  * browsers send cookies on their own, and they always send Origin). Bearer and Basic credentials
  * are never attached by a browser on its own, so they need no such check.
  */
-function assertSameOrigin(req: IncomingMessage, trustProxy: boolean): void {
+function assertSameOrigin(req: IncomingMessage, proxies: TrustedProxies): void {
   const origin = header(req, 'origin');
   if (origin === '') return;
-  const forwardedHost = trustProxy ? header(req, 'x-forwarded-host').split(',')[0]!.trim() : '';
-  const host = (forwardedHost || header(req, 'host')).toLowerCase();
+  const forwardedHost = proxies.forwardedHost(req.socket.remoteAddress, header(req, 'x-forwarded-host'));
+  const host = (forwardedHost ?? header(req, 'host')).toLowerCase();
   let originHost: string;
   try {
     originHost = new URL(origin).host.toLowerCase();
@@ -69,7 +64,8 @@ function tooManyAttempts(seconds: number): DomainError {
 export interface HandshakeDeps {
   auth: AuthService;
   tokens: TokenService;
-  config: Pick<Config, 'trustProxy' | 'basicAuthEnabled' | 'rateLimit'>;
+  proxies: TrustedProxies;
+  config: Pick<Config, 'basicAuthEnabled' | 'rateLimit'>;
 }
 
 export class Handshake {
@@ -80,16 +76,21 @@ export class Handshake {
     this.refused = s.config.rateLimit.enabled ? new TokenBuckets(s.config.rateLimit.anonymous) : undefined;
   }
 
+  /** The client's address by the TRUST_PROXY rule, as ctx.ip is for HTTP requests. */
+  clientAddress(req: IncomingMessage): string {
+    return this.s.proxies.clientAddress(req.socket.remoteAddress, header(req, 'x-forwarded-for'));
+  }
+
   /** The socket's owner; throws a DomainError (401, 403, 429) when the upgrade must be refused. */
-  async authenticate(req: IncomingMessage): Promise<SocketAuth> {
-    const { trustProxy, basicAuthEnabled } = this.s.config;
-    const ip = clientIp(req, trustProxy);
+  async authenticate(req: IncomingMessage, ip: string): Promise<SocketAuth> {
+    const { basicAuthEnabled } = this.s.config;
+    const key = addressKey(ip);
     // A client that keeps failing is refused before its credentials cost a signature check.
-    const wait = this.refused?.peek(ip) ?? 0;
+    const wait = this.refused?.peek(key) ?? 0;
     if (wait > 0) throw tooManyAttempts(wait);
     const credentials = { authorization: header(req, 'authorization'), sessionCookie: cookie(req, SESSION_COOKIE), ip };
     try {
-      if (credentials.authorization === '' && credentials.sessionCookie) assertSameOrigin(req, trustProxy);
+      if (credentials.authorization === '' && credentials.sessionCookie) assertSameOrigin(req, this.s.proxies);
       const found = await authenticate(this.s.auth, basicAuthEnabled, credentials);
       if (!found) throw DomainError.unauthenticated();
       const auth: SocketAuth = { user: found.user, method: found.method };
@@ -101,7 +102,7 @@ export class Handshake {
       return auth;
     } catch (err) {
       if (err instanceof DomainError && err.kind !== 'rate-limited' && this.refused) {
-        const limited = this.refused.take(ip);
+        const limited = this.refused.take(key);
         if (limited > 0) throw tooManyAttempts(limited);
       }
       throw err;

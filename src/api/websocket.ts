@@ -20,7 +20,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { API_PREFIX } from '../http/auth.js';
 import { DomainError } from '../core/errors.js';
-import { internalError, writeErrorToSocket } from '../http/errors.js';
+import { httpStatus, internalError, writeErrorToSocket } from '../http/errors.js';
 import type { EventService } from '../services/events.js';
 import type { Channel } from './websocket-channel.js';
 import { CloseCode, Connection, type ConnectionLimits } from './websocket-connection.js';
@@ -89,13 +89,23 @@ export class WebSocketHub {
     return this.channels.get(`${API_PREFIX}/websocket/${name}`);
   }
 
-  /** The HTTP server's 'upgrade' event. Never throws: a refused upgrade gets an HTTP error response. */
+  /**
+   * The HTTP server's 'upgrade' event. Never throws: a refused upgrade gets an HTTP error response.
+   * One log line per upgrade, like the request log's (path, status, user, ip; never headers).
+   */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => socket.destroy()); // a client gone mid-handshake is not our failure
-    this.accept(req, socket, head).catch((err: unknown) => {
-      if (!(err instanceof DomainError)) this.log.error({ err, path: req.url }, 'websocket: upgrade failed');
-      writeErrorToSocket(socket, err instanceof DomainError ? err : internalError);
-    });
+    const ip = this.handshake.clientAddress(req);
+    const path = (req.url ?? '/').split('?')[0]; // never the query string, which may carry values
+    this.accept(req, socket, head, ip).then(
+      (user) => this.log.info({ path, status: 101, user, ip }, 'websocket upgrade'),
+      (err: unknown) => {
+        if (!(err instanceof DomainError)) this.log.error({ err, path }, 'websocket: upgrade failed');
+        const refusal = err instanceof DomainError ? err : internalError;
+        this.log.info({ path, status: httpStatus(refusal), ip }, 'websocket upgrade');
+        writeErrorToSocket(socket, refusal);
+      },
+    );
   }
 
   /** One heartbeat: pings every socket (cutting those that did not answer the last) and rechecks credentials. */
@@ -124,17 +134,19 @@ export class WebSocketHub {
     this.wss.close();
   }
 
-  private async accept(req: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+  /** Authenticates and opens the socket; returns the user's name (undefined when the client left meanwhile). */
+  private async accept(req: IncomingMessage, socket: Duplex, head: Buffer, ip: string): Promise<string | undefined> {
     const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '').toLowerCase();
     const channel = this.channels.get(path);
     if (!channel) throw DomainError.notFound();
     if (this.stopping) throw new DomainError('unavailable', 'Service stopping');
-    const auth = await this.handshake.authenticate(req);
+    const auth = await this.handshake.authenticate(req, ip);
     if (socket.destroyed || this.stopping) {
       socket.destroy();
-      return;
+      return undefined;
     }
     this.wss.handleUpgrade(req, socket, head, (ws) => this.open(ws, socket, channel, auth));
+    return auth.user.username;
   }
 
   private open(ws: WebSocket, socket: Duplex, channel: Channel, auth: SocketAuth): void {

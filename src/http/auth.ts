@@ -3,6 +3,7 @@
 import type { Context, Next } from 'koa';
 import type { AuthService } from '../services/auth.js';
 import { DomainError } from '../core/errors.js';
+import type { RateLimiter } from '../core/rate-limits.js';
 import type { AppState, Authentication } from './state.js';
 
 export const SESSION_COOKIE = 'DDS_SESSION';
@@ -10,8 +11,22 @@ export const API_PREFIX = '/rest/latest';
 
 type Ctx = Context & { state: AppState };
 
-function parseBasic(value: string): { username: string; password: string } | undefined {
-  const decoded = Buffer.from(value, 'base64').toString('utf8');
+const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * `user:password` from a Basic header's value, or undefined when it is not base64 of UTF-8 text
+ * without NUL (which no store takes) and with a non-empty username.
+ */
+export function parseBasic(value: string): { username: string; password: string } | undefined {
+  if (!BASE64.test(value)) return undefined;
+  let decoded: string;
+  try {
+    decoded = strictUtf8.decode(Buffer.from(value, 'base64'));
+  } catch {
+    return undefined; // invalid UTF-8, surrogate halves included
+  }
+  if (decoded.includes('\u0000')) return undefined;
   const colon = decoded.indexOf(':');
   if (colon <= 0) return undefined;
   return { username: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
@@ -24,18 +39,21 @@ export interface PresentedCredentials {
   sessionCookie: string | undefined;
   /** The client address, for the rate limits of password checks. */
   ip: string;
+  /** Called before a costly check (a token signature, a password hash): throws to refuse the client first. */
+  beforeCostlyCheck?: () => void;
 }
 
-async function fromAuthorizationHeader(auth: AuthService, header: string, ip: string, basicEnabled: boolean): Promise<Authentication> {
+async function fromAuthorizationHeader(auth: AuthService, c: PresentedCredentials, basicEnabled: boolean): Promise<Authentication> {
+  const header = c.authorization;
   const space = header.indexOf(' ');
   const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
   const value = space < 0 ? '' : header.slice(space + 1).trim();
-  if (scheme === 'bearer') return { user: await auth.token(value), method: 'token' };
+  if (scheme === 'bearer') return { user: await auth.token(value, c.beforeCostlyCheck), method: 'token' };
   if (scheme === 'basic') {
     if (!basicEnabled) throw DomainError.unauthenticated('Basic authentication is disabled');
     const credentials = parseBasic(value);
     if (!credentials) throw DomainError.unauthenticated('Malformed Basic credentials');
-    return { user: await auth.basic(ip, credentials.username, credentials.password), method: 'basic' };
+    return { user: await auth.basic(c.ip, credentials.username, credentials.password, c.beforeCostlyCheck), method: 'basic' };
   }
   throw DomainError.unauthenticated('Unsupported authorization scheme');
 }
@@ -46,7 +64,7 @@ async function fromAuthorizationHeader(auth: AuthService, header: string, ip: st
  * WebSocket handshake.
  */
 export async function authenticate(auth: AuthService, basicEnabled: boolean, c: PresentedCredentials): Promise<Authentication | undefined> {
-  if (c.authorization !== '') return fromAuthorizationHeader(auth, c.authorization, c.ip, basicEnabled);
+  if (c.authorization !== '') return fromAuthorizationHeader(auth, c, basicEnabled);
   if (!c.sessionCookie) return undefined;
   const session = await auth.session(c.sessionCookie);
   if (!session) throw DomainError.unauthenticated('Session expired or invalid');
@@ -56,12 +74,20 @@ export async function authenticate(auth: AuthService, basicEnabled: boolean, c: 
 /**
  * Sets ctx.state.auth for a valid caller. Refused credentials are kept in ctx.state.authError and
  * reported where authentication is required (a stale cookie must not stop a new login); a rate
- * limit hit while checking a Basic password is reported at once.
+ * limit hit is reported at once. Cheap refusal first: an address whose anonymous budget is spent
+ * gets 429 before a token signature or a password hash is checked for it (credentials that fail
+ * leave the request anonymous, so such a client is spending that budget).
  */
-export function identify(auth: AuthService, basicEnabled: boolean) {
+export function identify(auth: AuthService, basicEnabled: boolean, limiter: RateLimiter) {
   return async function identifyCaller(ctx: Ctx, next: Next): Promise<void> {
     try {
-      const credentials = { authorization: ctx.get('authorization'), sessionCookie: ctx.cookies.get(SESSION_COOKIE), ip: ctx.ip };
+      const ip = ctx.ip;
+      const credentials: PresentedCredentials = {
+        authorization: ctx.get('authorization'),
+        sessionCookie: ctx.cookies.get(SESSION_COOKIE),
+        ip,
+        beforeCostlyCheck: () => limiter.assertAnonymousAllowed(ip),
+      };
       const found = await authenticate(auth, basicEnabled, credentials);
       if (found) ctx.state.auth = found;
     } catch (err) {

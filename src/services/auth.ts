@@ -4,8 +4,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import type { Config } from '../config.js';
 import { DomainError } from '../core/errors.js';
-import type { RateLimiter } from '../core/rate-limits.js';
 import type { UserRecord } from '../store/metadata/users.js';
+import type { LoginThrottle } from './login-throttle.js';
 import { decoyPasswordHash, verifyPassword } from './passwords.js';
 import type { SessionService } from './sessions.js';
 import type { TokenService } from './tokens.js';
@@ -31,22 +31,24 @@ export class AuthService {
     private readonly users: UserService,
     private readonly sessions: SessionService,
     private readonly tokens: TokenService,
-    private readonly rateLimiter: RateLimiter,
+    private readonly throttle: LoginThrottle,
   ) {}
 
   /**
    * Checks a username and password as a login does: rate limits first, then the password (against a
-   * decoy hash for unknown users, so timing does not reveal them), then the account state.
+   * decoy hash for unknown users, so timing does not reveal them), then the account state. A right
+   * password makes the address known for the user (login-throttle.ts).
    */
   async checkPassword(ip: string, username: string, password: string, newPassword?: string): Promise<UserRecord> {
-    this.rateLimiter.assertLoginAllowed(ip, username);
+    await this.throttle.assertAllowed(ip, username);
     const user = await this.users.findByUsername(username);
     const ok = await verifyPassword(user?.passwordHash ?? (await decoyPasswordHash()), password);
     if (!user || !ok) {
-      this.rateLimiter.recordLoginFailure(ip, username);
+      await this.throttle.failed(ip, username);
       throw badCredentials();
     }
     if (user.disabled) throw userDisabled();
+    await this.throttle.succeeded(ip, user.id);
     if (this.isPasswordExpired(user)) {
       if (newPassword === undefined) throw passwordExpired();
       return this.users.replaceExpiredPassword(user, newPassword);
@@ -54,7 +56,11 @@ export class AuthService {
     return user;
   }
 
-  async basic(ip: string, username: string, password: string): Promise<UserRecord> {
+  /**
+   * Basic credentials: a pair verified lately costs a lookup; any other calls `beforeCostlyCheck`
+   * first (the caller's chance to refuse a client before it costs a password hash).
+   */
+  async basic(ip: string, username: string, password: string, beforeCostlyCheck?: () => void): Promise<UserRecord> {
     const key = createHmac('sha256', this.basicSecret).update(username).update('\u0000').update(password).digest('base64');
     const cachedHash = this.basicVerified.get(key);
     if (cachedHash !== undefined) {
@@ -62,6 +68,7 @@ export class AuthService {
       if (user && user.passwordHash === cachedHash) return this.assertUsable(user);
       this.basicVerified.delete(key);
     }
+    beforeCostlyCheck?.();
     const user = await this.checkPassword(ip, username, password);
     this.basicVerified.set(key, user.passwordHash);
     return user;
@@ -75,8 +82,9 @@ export class AuthService {
     return { user: this.assertUsable(user), idHash: session.idHash };
   }
 
-  async token(token: string): Promise<UserRecord> {
-    const claims = await this.tokens.verify(token);
+  /** A bearer token; `beforeCostlyCheck` is called before a signature is verified (not for a token verified lately). */
+  async token(token: string, beforeCostlyCheck?: () => void): Promise<UserRecord> {
+    const claims = await this.tokens.verify(token, beforeCostlyCheck);
     const user = await this.users.findByUsername(claims.username);
     // Token versions start at 0 for every account: the id tells a deleted or renamed user's token
     // from one of a new account that took the name.

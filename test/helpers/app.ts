@@ -1,4 +1,5 @@
 // Starts the real service on an ephemeral port with a temporary DATA_DIR, on a chosen engine.
+import type { Logger } from 'pino';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startService, type RunningService } from '../../src/service.js';
 import { dropSchema, newSchemaName, removeDir, seedPgliteDataDir, tempDir, testDatabaseUrl, type MetadataEngine } from './engines.js';
@@ -12,8 +13,11 @@ export interface TestApp {
   stop(): Promise<void>;
 }
 
-/** `env` overrides the service's environment variables (e.g. BASIC_AUTH_ENABLED, RATE_LIMIT_*). */
-export async function startTestApp(engine: MetadataEngine = 'pglite', env: Record<string, string> = {}): Promise<TestApp> {
+/**
+ * `env` overrides the service's environment variables (e.g. BASIC_AUTH_ENABLED, RATE_LIMIT_*); `log`
+ * replaces the service's logger (helpers/log.ts reads its lines; LOG_LEVEL then does not apply).
+ */
+export async function startTestApp(engine: MetadataEngine = 'pglite', env: Record<string, string> = {}, log?: Logger): Promise<TestApp> {
   const dataDir = await tempDir();
   const schema = engine === 'postgresql' ? newSchemaName() : undefined;
   if (engine === 'postgresql' && !testDatabaseUrl) throw new Error('TEST_DATABASE_URL is not set');
@@ -30,10 +34,10 @@ export async function startTestApp(engine: MetadataEngine = 'pglite', env: Recor
   const app: TestApp = {
     url: '',
     config,
-    service: await startService(config),
+    service: await startService(config, log),
     async restart() {
       await app.service.stop();
-      app.service = await startService(config);
+      app.service = await startService(config, log);
       app.url = app.service.url;
       return app;
     },
