@@ -17,6 +17,7 @@ import { healthRouter } from './api/health.js';
 import { loginRouter } from './api/login.js';
 import { metricsRouter } from './api/metrics.js';
 import { openApiRouter } from './api/openapi.js';
+import { rqlRequests } from './api/openapi-routes.js';
 import { swaggerUiRouter } from './api/swagger-ui.js';
 import { usersRouter } from './api/users.js';
 import { API_PREFIX, identify, requireAuthentication } from './http/auth.js';
@@ -38,12 +39,12 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
   app.silent = true; // errors are rendered and logged by errorMiddleware
 
   app.use(clientAddress(s.proxies)); // ctx.ip by TRUST_PROXY, for everything below
-  app.use(requestLog(log)); // outermost, so it logs the status the client finally gets
+  app.use(requestLog(log)); // outside everything that answers, so it logs the status the client finally gets
   app.use(noSniff); // on every answer, errors included
   const metrics = metricsFor(s, log);
   app.use(metrics.middleware()); // outside errorMiddleware: counts the status the client gets
   app.use(errorMiddleware(log)); // every failure becomes the contract's error body
-  app.use(urlText); // 400 for a path or query that is not storable text, before any work
+  app.use(urlText(rqlRequests())); // 400 for a path or query that is not storable text, before any work
   app.use(identify(s.auth, s.config.basicAuthEnabled, s.rateLimiter)); // session cookie | Bearer JWT | Basic
   app.use(rateLimit(s.rateLimiter)); // per user when authenticated, else per IP
   const metricsEndpoint = metricsRouter(metrics, s.config.metricsPublic);

@@ -292,3 +292,18 @@ export const ROUTES: readonly RouteDoc[] = [
     errors: [403, 503],
   },
 ];
+
+/**
+ * Whether a request's query string is RQL: the routes that take the `rql` parameter (none has path
+ * parameters). Their query is read by the RQL parser, not as name=value pairs.
+ */
+export function rqlRequests(): (method: string, path: string) => boolean {
+  const keys = new Set<string>();
+  for (const route of ROUTES) {
+    if (!route.params?.includes('rql')) continue;
+    if (route.path.includes('{')) throw new Error(`RQL route ${route.path} has path parameters`);
+    keys.add(`${route.method.toUpperCase()} ${route.path.toLowerCase()}`);
+  }
+  // The router matches case-insensitively and ignores a trailing slash; HEAD runs the GET route.
+  return (method, path) => keys.has(`${method === 'HEAD' ? 'GET' : method} ${path.toLowerCase().replace(/(.)\/$/, '$1')}`);
+}

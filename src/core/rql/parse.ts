@@ -9,6 +9,8 @@
 //   arg     := term-call | '(' value (',' value)* ')' | value
 // Positions in errors are offsets into the raw (still percent-encoded) string.
 
+import { textProblem } from '../text.js';
+
 export class RqlSyntaxError extends Error {
   constructor(
     message: string,
@@ -93,8 +95,9 @@ function decode(token: Token): string {
   } catch {
     throw new RqlSyntaxError(`Invalid percent-encoding in "${token.raw}"`, token.position);
   }
-  // PostgreSQL text cannot hold NUL: binding one would fail in the database (a 500), not here.
-  if (text.includes('\u0000')) throw new RqlSyntaxError(`NUL character (%00) in "${token.raw}"`, token.position);
+  // The one rule for client text (core/text.ts): the stores cannot hold it; refused here, with a position.
+  const problem = textProblem(text);
+  if (problem !== undefined) throw new RqlSyntaxError(`"${token.raw}" ${problem}`, token.position);
   return text;
 }
 
