@@ -51,6 +51,10 @@ describe('loadConfig', () => {
       assert.equal(config.trustProxy, false);
     });
 
+    it('bounds point-value reads: 100 XIDs and 200,000 rollup periods per request', () => {
+      assert.deepEqual(config.pointValueReads, { maxXids: 100, maxRollupPeriods: 200_000 });
+    });
+
     it('treats empty variables as unset', () => {
       const blank = loadConfig({ PORT: '', DATA_DIR: '', ADMIN_PASSWORD: '', DATABASE_URL: '', LOG_LEVEL: '', TRUST_PROXY: '' });
       assert.deepEqual(blank, config);
@@ -82,6 +86,14 @@ describe('loadConfig', () => {
       assert.equal(config.rateLimit.enabled, false);
       assert.deepEqual(config.rateLimit.anonymous, { burst: 100, refillPerSecond: 0.5 });
       assert.equal(config.adminPassword, 'eight888');
+    });
+
+    it('reads the point-value read limits, their ranges included', () => {
+      assert.deepEqual(loadConfig({ POINT_VALUES_MAX_XIDS: '1', ROLLUP_MAX_PERIODS: '1000' }).pointValueReads, { maxXids: 1, maxRollupPeriods: 1000 });
+      assert.deepEqual(loadConfig({ POINT_VALUES_MAX_XIDS: '10000', ROLLUP_MAX_PERIODS: '10000000' }).pointValueReads, {
+        maxXids: 10_000,
+        maxRollupPeriods: 10_000_000,
+      });
     });
 
     it('accepts port 0 (an ephemeral port, used by the tests)', () => {
@@ -117,6 +129,11 @@ describe('loadConfig', () => {
     it('rate-limit numbers that are not positive', () => {
       assertRefused({ RATE_LIMIT_USER_PER_SECOND: '0' }, 'RATE_LIMIT_USER_PER_SECOND');
       assertRefused({ RATE_LIMIT_LOGIN_IP_BURST: '0' }, 'RATE_LIMIT_LOGIN_IP_BURST');
+    });
+
+    it('point-value read limits outside their ranges or not integers', () => {
+      for (const POINT_VALUES_MAX_XIDS of ['0', '10001', '1.5', 'many']) assertRefused({ POINT_VALUES_MAX_XIDS }, 'POINT_VALUES_MAX_XIDS');
+      for (const ROLLUP_MAX_PERIODS of ['999', '10000001', '2e5', '-1']) assertRefused({ ROLLUP_MAX_PERIODS }, 'ROLLUP_MAX_PERIODS');
     });
 
     it('DATABASE_SCHEMA that is not a plain lower-case identifier', () => {
