@@ -21,7 +21,7 @@ import { swaggerUiRouter } from './api/swagger-ui.js';
 import { usersRouter } from './api/users.js';
 import { API_PREFIX, identify, requireAuthentication } from './http/auth.js';
 import { csrfMiddleware } from './http/csrf.js';
-import { errorMiddleware } from './http/errors.js';
+import { errorMiddleware, logLateFailure } from './http/errors.js';
 import { metricsFor } from './http/metrics.js';
 import { rateLimit } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
@@ -32,6 +32,7 @@ import type { Services } from './compose.js';
 export function createApp(s: Services, log: Logger): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: s.config.trustProxy });
   app.silent = true; // errors are rendered and logged by errorMiddleware
+  app.on('error', logLateFailure(log)); // and those after the answer started (a broken body stream)
 
   app.use(requestLog(log)); // outermost, so it logs the status the client finally gets
   const metrics = metricsFor(s, log);
@@ -55,7 +56,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
     dataPointsRouter(s.dataPoints),
     eventDetectorsRouter(s.eventDetectors),
     eventsRouter(s.events),
-    pointValuesRouter(s.pointValues),
+    pointValuesRouter(s.pointValues, config.pointValueReads),
     jsonStoreRouter(s.jsonStore),
   ];
   for (const router of resources) {
