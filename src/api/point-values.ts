@@ -179,9 +179,13 @@ async function* rawText(values: PointValueService, point: DataPointRecord, q: Re
 
 const ALL_FIELDS = ['average', 'arithmeticMean', 'minimum', 'maximum', 'sum', 'first', 'last', 'start', 'count', 'delta', 'integral'] as const;
 
+/** Periods written between looks at the time slice (ALL writes some 250 bytes a period). */
+const ENCODE_PERIODS = 1_000;
+
 /**
  * Rolled-up values of one point, one element per period, a chunk of periods at a time: each chunk
- * is computed (PointValueService.rollup), written and handed on before the next is computed.
+ * is computed (PointValueService.rollup) and written, sharing the event loop while it is written,
+ * and handed on before the next is computed.
  */
 async function* rollupText(
   values: PointValueService,
@@ -192,13 +196,20 @@ async function* rollupText(
   slice: TimeSlice,
 ): AsyncGenerator<string> {
   let text = csv ? (rollup === 'ALL' ? csvRow(['timestamp', ...ALL_FIELDS]) : 'timestamp,value\r\n') : '[';
-  let first = true;
+  let written = false;
   // An empty range has no periods (only from after to is an error, checked in readQuery).
   if (q.plan) {
     for await (const result of values.rollup(point, q.plan, q.now, slice)) {
-      text += periodsText(point, result, rollup, csv, first);
-      first = false;
-      yield text;
+      for (let i = 0; i < result.length; i += ENCODE_PERIODS) {
+        text += periodsText(point, result, i, Math.min(result.length, i + ENCODE_PERIODS), rollup, csv, written);
+        written = true;
+        if (slice.expired) {
+          yield text;
+          text = '';
+          await slice.yield();
+        }
+      }
+      if (text !== '') yield text;
       text = '';
     }
   }
@@ -206,14 +217,14 @@ async function* rollupText(
   else if (text !== '') yield text;
 }
 
-/** The periods of one computed chunk; `first`: no element is written before them. */
-function periodsText(point: DataPointRecord, result: RollupResult, rollup: Rollup, csv: boolean, first: boolean): string {
+/** Periods [from, to) of one computed chunk; `after`: an element is written before them. */
+function periodsText(point: DataPointRecord, result: RollupResult, from: number, to: number, rollup: Rollup, csv: boolean, after: boolean): string {
   const numeric = point.dataType === 'NUMERIC';
   let text = '';
-  for (let i = 0; i < result.length; i++) {
+  for (let i = from; i < to; i++) {
     const stat = statisticOf(result, i, rollup, numeric);
     const ts = result.start(i);
-    const sep = csv || (first && i === 0) ? '' : ',';
+    const sep = csv || (!after && i === from) ? '' : ',';
     if (rollup === 'ALL') {
       const all = shapeAll(point.dataType, stat as Record<string, number | string | null> | null);
       text += csv ? csvRow([ts, ...ALL_FIELDS.map((f) => all?.[f])]) : `${sep}{"timestamp":${ts},"value":${JSON.stringify(all)}}`;

@@ -13,11 +13,12 @@ import { LateFailure } from './errors.js';
  */
 const BUFFERED_BYTES = 64 * 1024;
 
-export async function sendChunks(ctx: Context, type: string, chunks: AsyncGenerator<string>): Promise<void> {
-  const first = await chunks.next();
+/**
+ * A body stream of `chunks`, pulled only as the socket drains. A failure of `chunks` is reported
+ * as a LateFailure (the answer has started by then); a client that goes away stops `chunks`.
+ */
+export function streamBody(chunks: AsyncGenerator<string>): Readable {
   async function* body(): AsyncGenerator<string> {
-    if (first.done) return;
-    yield first.value;
     try {
       yield* chunks;
     } catch (err) {
@@ -25,7 +26,19 @@ export async function sendChunks(ctx: Context, type: string, chunks: AsyncGenera
     }
   }
   const stream = Readable.from(body(), { objectMode: false, highWaterMark: BUFFERED_BYTES });
-  // A client that goes away stops the work: the source learns it through return().
+  stream.once('close', () => void chunks.return(undefined));
+  return stream;
+}
+
+/** Answers `chunks`, the first one computed before the answer starts. */
+export async function sendChunks(ctx: Context, type: string, chunks: AsyncGenerator<string>): Promise<void> {
+  const first = await chunks.next();
+  async function* rest(): AsyncGenerator<string> {
+    if (first.done) return;
+    yield first.value;
+    yield* chunks;
+  }
+  const stream = streamBody(rest());
   stream.once('close', () => void chunks.return(undefined));
   ctx.type = type;
   ctx.body = stream;
