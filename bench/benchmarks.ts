@@ -1,6 +1,7 @@
 // Every benchmark the runner knows, in the order `npm run bench` runs them. To add one, write a
 // module exporting a Benchmark (see lib/benchmark.ts; lib/ has servers, load, API set-up, report)
 // and list it here.
+import { bounded } from './bounded.js';
 import { historian } from './historian.js';
 import type { Benchmark } from './lib/benchmark.js';
 import { loginBench } from './login.js';
@@ -10,4 +11,4 @@ import { rqlList } from './rql-list.js';
 import { startup } from './startup.js';
 import { websocketBench } from './websocket.js';
 
-export const benchmarks: readonly Benchmark[] = [startup, loginBench, requests, rqlList, historian, modbus, websocketBench];
+export const benchmarks: readonly Benchmark[] = [startup, loginBench, requests, rqlList, historian, bounded, modbus, websocketBench];
