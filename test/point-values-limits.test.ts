@@ -5,7 +5,8 @@
 // runs; CSV cells that a spreadsheet would run as formulas prefixed.
 import assert from 'node:assert/strict';
 import { periodBounds, type PeriodSpec } from '../src/store/values/periods.js';
-import { computeRollup, ROLLUP_CHUNK_PERIODS, statisticOf } from '../src/store/values/rollup.js';
+import { DateTime } from 'luxon';
+import { computeRollup, ROLLUP_CALENDAR_CHUNK_PERIODS, ROLLUP_CHUNK_PERIODS, statisticOf } from '../src/store/values/rollup.js';
 import { assertError, type ErrorBodyShape } from './helpers/assertions.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ApiClient, createUser, loggedIn, type Response } from './helpers/client.js';
@@ -274,6 +275,7 @@ for (const engine of metadataEngines()) {
 
     describe('chunk boundaries are invisible', () => {
       const CHUNK = ROLLUP_CHUNK_PERIODS;
+      const CALENDAR_CHUNK = ROLLUP_CALENDAR_CHUNK_PERIODS;
 
       async function allPeriods(xid: string, params: Record<string, string | number>): Promise<PeriodValue<Record<string, unknown>>[]> {
         const res = await viewer.get<PeriodValue<Record<string, unknown>>[]>(`${PV}/single/${xid}?${qs({ rollup: 'ALL', ...params })}`);
@@ -329,21 +331,22 @@ for (const engine of metadataEngines()) {
       it('keeps DST days whole when a chunk starts on one (Europe/Berlin DAYS)', async () => {
         const xid = await createPoint();
         const zone = 'Europe/Berlin';
-        // 10,000 local days before the spring change of 2024: the second chunk starts on 31 March 2024.
-        const springDay = Date.parse('2024-03-31T00:00:00+01:00');
-        const from = Date.parse('1996-11-13T00:00:00+01:00');
-        const to = Date.parse('2024-11-01T00:00:00+01:00');
+        // Calendar periods come ROLLUP_CALENDAR_CHUNK_PERIODS at a time: the second chunk starts on the
+        // spring change of 2014 (a 23-hour day); all of it lies in the past, so `to` ends the data.
+        const springDay = DateTime.fromISO('2014-03-30T00:00', { zone });
+        const from = springDay.minus({ days: CALENDAR_CHUNK }).toMillis();
+        const to = springDay.plus({ days: CALENDAR_CHUNK + 100 }).toMillis();
         const series = irregular(from - DAY, to, 400, 5).concat([
-          { ts: springDay + HOUR, value: 500 },
-          { ts: springDay + 5 * HOUR, value: -500 },
+          { ts: springDay.toMillis() + HOUR, value: 500 },
+          { ts: springDay.toMillis() + 5 * HOUR, value: -500 },
         ]);
         series.sort((a, b) => a.ts - b.ts);
         await seed(xid, series);
         const got = await allPeriods(xid, { from, to, timePeriodType: 'DAYS', timezone: zone });
         const bounds = periodBounds({ from, to, type: 'DAYS', count: 1, zone, truncate: false });
-        assert.equal(bounds[CHUNK], springDay, 'the test puts a chunk boundary on the spring change');
-        assert.equal(bounds[CHUNK + 1]! - bounds[CHUNK]!, 23 * HOUR);
-        assertReference(got, series, bounds, to, (i) => Math.abs(i - CHUNK) <= 3 || i % 101 === 0);
+        assert.equal(bounds[CALENDAR_CHUNK], springDay.toMillis(), 'a chunk boundary on the spring change');
+        assert.equal(bounds[CALENDAR_CHUNK + 1]! - bounds[CALENDAR_CHUNK]!, 23 * HOUR);
+        assertReference(got, series, bounds, to, (i) => Math.abs(i - CALENDAR_CHUNK) <= 3 || Math.abs(i - 2 * CALENDAR_CHUNK) <= 3 || i % 101 === 0);
       });
     });
 

@@ -54,6 +54,8 @@ export interface RollupOptions {
  * At least a leap year of hours (8,784), so an hourly trend over a year stays one piece.
  */
 export const ROLLUP_CHUNK_PERIODS = 10_000;
+/** The same for calendar periods (DAYS and longer), whose bounds cost 3–7 µs each to step through. */
+export const ROLLUP_CALENDAR_CHUNK_PERIODS = 2_000;
 
 export interface AllStatistics {
   average: number | null;
@@ -133,7 +135,8 @@ export async function computeRollup(
 }
 
 /**
- * computeRollup over a plan's periods, `chunkPeriods` at a time, each chunk an independent rollup
+ * computeRollup over a plan's periods, `chunkPeriods` at a time (by default ROLLUP_CHUNK_PERIODS, or
+ * ROLLUP_CALENDAR_CHUNK_PERIODS for calendar periods), each chunk an independent rollup
  * of its slice of the bounds: a period depends only on the values inside it and the value in force
  * at its start, which each chunk looks up. Between chunks it yields to the event loop, so a long
  * request shares it with the others; its memory is a chunk's worth, whatever the periods.
@@ -147,7 +150,8 @@ export async function* rollupInChunks(
   options: RollupOptions & { chunkPeriods?: number } = {},
 ): AsyncGenerator<RollupResult> {
   let first = true;
-  for (const bounds of plan.chunks(options.chunkPeriods ?? ROLLUP_CHUNK_PERIODS)) {
+  const size = options.chunkPeriods ?? (plan.exact ? ROLLUP_CHUNK_PERIODS : ROLLUP_CALENDAR_CHUNK_PERIODS);
+  for (const bounds of plan.chunks(size)) {
     if (!first) await (options.slice ? options.slice.yield() : yieldToEventLoop());
     first = false;
     yield await computeRollup(store, series, bounds, endOfData, numeric, options);
