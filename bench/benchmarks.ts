@@ -2,6 +2,7 @@
 // module exporting a Benchmark (see lib/benchmark.ts; lib/ has servers, load, API set-up, report)
 // and list it here.
 import { forgedTokenBench } from './forged-token.js';
+import { bounded } from './bounded.js';
 import { historian } from './historian.js';
 import type { Benchmark } from './lib/benchmark.js';
 import { loginBench } from './login.js';
@@ -11,4 +12,4 @@ import { rqlList } from './rql-list.js';
 import { startup } from './startup.js';
 import { websocketBench } from './websocket.js';
 
-export const benchmarks: readonly Benchmark[] = [startup, loginBench, requests, forgedTokenBench, rqlList, historian, modbus, websocketBench];
+export const benchmarks: readonly Benchmark[] = [startup, loginBench, requests, forgedTokenBench, rqlList, historian, bounded, modbus, websocketBench];

@@ -23,7 +23,7 @@ import { usersRouter } from './api/users.js';
 import { API_PREFIX, identify, requireAuthentication } from './http/auth.js';
 import { clientAddress } from './http/client-address.js';
 import { csrfMiddleware } from './http/csrf.js';
-import { errorMiddleware } from './http/errors.js';
+import { errorMiddleware, logLateFailure } from './http/errors.js';
 import { metricsFor } from './http/metrics.js';
 import { rateLimit } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
@@ -37,6 +37,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
   // Koa's proxy support stays off: clientAddress applies TRUST_PROXY (core/client-address.ts).
   const app = new Koa<AppState>({ proxy: false });
   app.silent = true; // errors are rendered and logged by errorMiddleware
+  app.on('error', logLateFailure(log)); // and those after the answer started (a broken body stream)
 
   app.use(clientAddress(s.proxies)); // ctx.ip by TRUST_PROXY, for everything below
   app.use(requestLog(log)); // outside everything that answers, so it logs the status the client finally gets
@@ -63,7 +64,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
     dataPointsRouter(s.dataPoints),
     eventDetectorsRouter(s.eventDetectors),
     eventsRouter(s.events),
-    pointValuesRouter(s.pointValues),
+    pointValuesRouter(s.pointValues, config.pointValueReads),
     jsonStoreRouter(s.jsonStore),
   ];
   for (const router of resources) {

@@ -45,6 +45,8 @@ export interface Config {
     /** DuckDB's memory limit (its buffer pool), e.g. 768MB. */
     duckdbMemoryLimit: string;
   };
+  /** Bounds on the work one point-value read may ask for (refused with 400 beyond them). */
+  pointValueReads: PointValueReadLimits;
   rateLimit: {
     enabled: boolean;
     anonymous: TokenBucketConfig;
@@ -59,6 +61,13 @@ export interface Config {
    * username's failed-login limit; 0 turns the exemption off.
    */
   loginKnownAddressDays: number;
+}
+
+export interface PointValueReadLimits {
+  /** XIDs in one request (after removing repeats). */
+  maxXids: number;
+  /** Rollup periods in one request, all XIDs together. */
+  maxRollupPeriods: number;
 }
 
 export class ConfigError extends Error {}
@@ -209,6 +218,10 @@ export function loadConfig(env: Env = process.env): Config {
     passwordMaxAgeDays: integer(env, 'PASSWORD_MAX_AGE_DAYS', 0, 0, 36500),
     adminPassword,
     values: questdbSettings(env),
+    pointValueReads: {
+      maxXids: integer(env, 'POINT_VALUES_MAX_XIDS', 100, 1, 10_000),
+      maxRollupPeriods: integer(env, 'ROLLUP_MAX_PERIODS', 200_000, 1_000, 10_000_000),
+    },
     rateLimit: {
       enabled: boolean(env, 'RATE_LIMIT_ENABLED', true),
       anonymous: bucket(env, 'RATE_LIMIT_ANON', 40, 5),

@@ -3,7 +3,7 @@
 // merging against folding at once.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { BucketColumns, BucketMerger, bucketCeil, bucketOf, foldBuckets, mergeColumns } from '../src/store/values/aggregates.js';
+import { BucketColumns, BucketFolder, BucketMerger, bucketCeil, bucketOf, foldBuckets, mergeColumns } from '../src/store/values/aggregates.js';
 import { BUCKET_MS, type BucketAggregate } from '../src/store/values/types.js';
 
 const H = BUCKET_MS;
@@ -113,6 +113,25 @@ describe('hourly aggregates', () => {
 
     it('equals the definitions for any ascending series', () => {
       fc.assert(fc.property(series, ([ts, value]) => assert.deepEqual(foldAll(ts, value), reference(ts, value))));
+    });
+
+    it('a BucketFolder fed consecutive ranges writes exactly the rows of one fold, cut anywhere (also inside an hour)', () => {
+      const cuts = fc.uniqueArray(fc.nat({ max: 60 }), { maxLength: 8 });
+      fc.assert(
+        fc.property(series, cuts, ([ts, value], rawCuts) => {
+          const n = ts.length;
+          const bounds = [0, ...rawCuts.filter((c) => c < n).sort((a, b) => a - b), n];
+          const tsArr = Float64Array.from(ts);
+          const valueArr = Float64Array.from(value);
+          const pieces = new BucketColumns();
+          const folder = new BucketFolder(pieces, 1);
+          for (let p = 0; p + 1 < bounds.length; p++) folder.fold(tsArr, valueArr, identity(n), bounds[p]!, bounds[p + 1]!);
+          folder.finish();
+          const whole = new BucketColumns();
+          foldBuckets(whole, 1, tsArr, valueArr, identity(n), 0, n);
+          assert.deepEqual(pieces.columns(), whole.columns());
+        }),
+      );
     });
   });
 

@@ -3,8 +3,8 @@ import fc from 'fast-check';
 import { readBulkColumns } from '../src/core/bulk-values.js';
 
 describe('readBulkColumns (bulk ingest fast path)', () => {
-  it('reads the common shape into columns, in any key order and with spaces', () => {
-    const c = readBulkColumns(' [ {"xid":"a","value":1.5,"timestamp":1000} ,\n{"timestamp":2000, "value":-2e3, "xid":"a"},{"xid":"b","value":0,"timestamp":3000}] ');
+  it('reads the common shape into columns, in any key order and with spaces', async () => {
+    const c = await readBulkColumns(' [ {"xid":"a","value":1.5,"timestamp":1000} ,\n{"timestamp":2000, "value":-2e3, "xid":"a"},{"xid":"b","value":0,"timestamp":3000}] ');
     assert.ok(c);
     assert.equal(c.length, 3);
     assert.deepEqual(c.xids, ['a', 'a', 'b']);
@@ -13,11 +13,11 @@ describe('readBulkColumns (bulk ingest fast path)', () => {
     assert.equal(c.xids[0], c.xids[1], 'one string for a run of the same XID');
   });
 
-  it('reads an empty array', () => {
-    assert.equal(readBulkColumns('[]')?.length, 0);
+  it('reads an empty array', async () => {
+    assert.equal((await readBulkColumns('[]'))?.length, 0);
   });
 
-  it('declines anything unusual, so the general path decides (and words the errors)', () => {
+  it('declines anything unusual, so the general path decides (and words the errors)', async () => {
     for (const text of [
       '{}',
       '[{"xid":"a","value":1}]', // no timestamp
@@ -33,16 +33,16 @@ describe('readBulkColumns (bulk ingest fast path)', () => {
       '[{"xid":"a","value":1,"timestamp":1}',
       '',
     ]) {
-      assert.equal(readBulkColumns(text), undefined, text);
+      assert.equal(await readBulkColumns(text), undefined, text);
     }
   });
 
-  it('agrees with JSON.parse on every body it accepts', () => {
+  it('agrees with JSON.parse on every body it accepts', async () => {
     const row = fc.record({ xid: fc.string({ maxLength: 8 }), value: fc.double({ noNaN: true, noDefaultInfinity: true }), timestamp: fc.integer() });
-    fc.assert(
-      fc.property(fc.array(row, { maxLength: 20 }), (rows) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(row, { maxLength: 20 }), async (rows) => {
         const text = JSON.stringify(rows);
-        const c = readBulkColumns(text);
+        const c = await readBulkColumns(text);
         if (!c) return; // declined (an escape in an XID): the general path handles it
         const parsed = JSON.parse(text) as typeof rows;
         assert.equal(c.length, parsed.length);
@@ -56,21 +56,21 @@ describe('readBulkColumns (bulk ingest fast path)', () => {
     );
   });
 
-  it('reads written-out decimals (the fast path: digits / 10^k) exactly as Number() does', () => {
+  it('reads written-out decimals (the fast path: digits / 10^k) exactly as Number() does', async () => {
     const decimal = fc
       .tuple(fc.boolean(), fc.stringMatching(/^(0|[1-9][0-9]{0,16})$/), fc.option(fc.stringMatching(/^[0-9]{1,17}$/), { nil: undefined }))
       .map(([negative, int, frac]) => `${negative ? '-' : ''}${int}${frac === undefined ? '' : `.${frac}`}`);
-    fc.assert(
-      fc.property(fc.array(decimal, { minLength: 1, maxLength: 20 }), (texts) => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(decimal, { minLength: 1, maxLength: 20 }), async (texts) => {
         const body = `[${texts.map((t, i) => `{"xid":"p","value":${t},"timestamp":${i}}`).join(',')}]`;
-        const c = readBulkColumns(body);
+        const c = await readBulkColumns(body);
         assert.ok(c, body);
         texts.forEach((t, i) => assert.ok(Object.is(c.values[i], Number(t)), `${t}: ${c.values[i]} ≠ ${Number(t)}`));
       }),
       { numRuns: 3000 },
     );
     for (const t of ['0.1', '0.3', '123456.789', '9007199254740993', '1.7976931348623157', '-0', '-0.0', '99999999999999.9', '0.000000000000001']) {
-      assert.ok(Object.is(readBulkColumns(`[{"xid":"p","value":${t},"timestamp":1}]`)?.values[0], Number(t)), t);
+      assert.ok(Object.is((await readBulkColumns(`[{"xid":"p","value":${t},"timestamp":1}]`))?.values[0], Number(t)), t);
     }
   });
 });

@@ -56,6 +56,10 @@ describe('loadConfig', () => {
       assert.deepEqual(config.trustProxy, { mode: 'off' });
     });
 
+    it('bounds point-value reads: 100 XIDs and 200,000 rollup periods per request', () => {
+      assert.deepEqual(config.pointValueReads, { maxXids: 100, maxRollupPeriods: 200_000 });
+    });
+
     it('treats empty variables as unset', () => {
       const blank = loadConfig({ PORT: '', DATA_DIR: '', ADMIN_PASSWORD: '', DATABASE_URL: '', LOG_LEVEL: '', TRUST_PROXY: '' });
       assert.deepEqual(blank, config);
@@ -106,6 +110,14 @@ describe('loadConfig', () => {
       assert.equal(loadConfig({ LOGIN_KNOWN_ADDRESS_DAYS: '7' }).loginKnownAddressDays, 7);
     });
 
+    it('reads the point-value read limits, their ranges included', () => {
+      assert.deepEqual(loadConfig({ POINT_VALUES_MAX_XIDS: '1', ROLLUP_MAX_PERIODS: '1000' }).pointValueReads, { maxXids: 1, maxRollupPeriods: 1000 });
+      assert.deepEqual(loadConfig({ POINT_VALUES_MAX_XIDS: '10000', ROLLUP_MAX_PERIODS: '10000000' }).pointValueReads, {
+        maxXids: 10_000,
+        maxRollupPeriods: 10_000_000,
+      });
+    });
+
     it('accepts port 0 (an ephemeral port, used by the tests)', () => {
       assert.equal(loadConfig({ PORT: '0' }).port, 0);
     });
@@ -150,6 +162,11 @@ describe('loadConfig', () => {
     it('LOGIN_KNOWN_ADDRESS_DAYS that is negative or not an integer', () => {
       assertRefused({ LOGIN_KNOWN_ADDRESS_DAYS: '-1' }, 'LOGIN_KNOWN_ADDRESS_DAYS');
       assertRefused({ LOGIN_KNOWN_ADDRESS_DAYS: '1.5' }, 'LOGIN_KNOWN_ADDRESS_DAYS');
+    });
+
+    it('point-value read limits outside their ranges or not integers', () => {
+      for (const POINT_VALUES_MAX_XIDS of ['0', '10001', '1.5', 'many']) assertRefused({ POINT_VALUES_MAX_XIDS }, 'POINT_VALUES_MAX_XIDS');
+      for (const ROLLUP_MAX_PERIODS of ['999', '10000001', '2e5', '-1']) assertRefused({ ROLLUP_MAX_PERIODS }, 'ROLLUP_MAX_PERIODS');
     });
 
     it('DATABASE_SCHEMA that is not a plain lower-case identifier', () => {

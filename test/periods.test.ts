@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
-import { isBucketAligned, MAX_PERIODS, PERIOD_TYPES, periodBounds, type PeriodSpec } from '../src/store/values/periods.js';
+import { isBucketAligned, MAX_PERIODS, PERIOD_TYPES, periodBounds, planPeriods, type PeriodSpec } from '../src/store/values/periods.js';
 
 const HOUR = 3_600_000;
 const at = (iso: string) => {
@@ -277,3 +277,85 @@ describe('isBucketAligned', () => {
     assert.equal(isBucketAligned(Float64Array.of(HOUR / 2, HOUR)), false);
   });
 });
+
+describe('planPeriods', () => {
+  const base = { count: 1, zone: 'UTC', truncate: false };
+
+  it('counts fixed periods exactly and a range without a type as one period', () => {
+    const now = at('2024-06-01T00:00:00Z');
+    // The attack of issue 11: 1e9 ms of seconds.
+    assert.deepEqual(pick(planPeriods({ ...base, from: now - 1e9, to: now, type: 'SECONDS' })), { count: 1_000_000, exact: true });
+    assert.deepEqual(pick(planPeriods({ ...base, from: 0, to: 2500, type: 'SECONDS' })), { count: 3, exact: true });
+    assert.deepEqual(pick(planPeriods({ ...base, from: 0, to: 5 * HOUR, type: 'HOURS', count: 2 })), { count: 3, exact: true });
+    assert.deepEqual(pick(planPeriods({ ...base, from: 0, to: 1e15 })), { count: 1, exact: true });
+  });
+
+  it('estimates calendar periods from their average length, without stepping through them', () => {
+    // 100 million days: stepping through them would take minutes.
+    const huge = planPeriods({ ...base, from: -8.64e15, to: 8.64e15, type: 'DAYS', zone: 'Europe/Berlin' });
+    assert.deepEqual(pick(huge), { count: 200_000_000, exact: false });
+    const years = planPeriods({ ...base, from: at('1000-01-01T00:00:00Z'), to: at('9000-01-01T00:00:00Z'), type: 'MONTHS', count: 3 });
+    assert.equal(years.count, 32_000);
+    assert.equal(planPeriods({ ...base, from: 0, to: 10_000, type: 'YEARS', count: 1e300 }).count, 1);
+  });
+
+  it('estimates calendar periods within two of their real number', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: at('1900-01-01T00:00:00Z'), max: at('2100-01-01T00:00:00Z') }),
+        fc.constantFrom('DAYS', 'WEEKS', 'MONTHS', 'YEARS' as const),
+        fc.integer({ min: 1, max: 3 }),
+        fc.integer({ min: 1, max: 3000 }),
+        fc.constantFrom('UTC', 'Europe/Berlin', 'Australia/Lord_Howe', 'Pacific/Apia'),
+        fc.boolean(),
+        (from, type, count, length, zone, truncate) => {
+          const spec: PeriodSpec = { from, to: from + length * count * 86_400_000 * (type === 'DAYS' ? 1 : type === 'WEEKS' ? 7 : 30), type, count, zone, truncate };
+          const real = periodBounds(spec).length - 1;
+          const plan = planPeriods(spec);
+          assert.ok(Math.abs(plan.count - real) <= 2, `estimate ${plan.count}, real ${real}`);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('gives in chunks exactly the bounds periodBounds gives, each chunk starting where the last one ended', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: at('1990-01-01T00:00:00Z'), max: at('2040-01-01T00:00:00Z') }),
+        fc.option(fc.constantFrom(...PERIOD_TYPES), { nil: undefined }),
+        fc.integer({ min: 1, max: 4 }),
+        fc.integer({ min: 1, max: 60 }),
+        fc.constantFrom('UTC', 'Europe/Berlin', 'Asia/Kolkata', 'Australia/Lord_Howe'),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 9 }),
+        (from, type, count, steps, zone, truncate, size) => {
+          const unit = { MILLISECONDS: 1, SECONDS: 1e3, MINUTES: 6e4, HOURS: 36e5, DAYS: 864e5, WEEKS: 6048e5, MONTHS: 2592e6, YEARS: 31536e6 }[type ?? 'HOURS'];
+          const spec: PeriodSpec = { from, to: from + Math.round(steps * count * unit * 0.9) + 1, type, count, zone, truncate };
+          const whole = [...periodBounds(spec)];
+          const joined: number[] = [];
+          for (const chunk of planPeriods(spec).chunks(size)) {
+            assert.ok(chunk.length >= 2 && chunk.length <= size + 1, `a chunk of ${chunk.length - 1} periods`);
+            if (joined.length > 0) assert.equal(chunk[0], joined.pop());
+            joined.push(...chunk);
+          }
+          assert.deepEqual(joined, whole);
+          const plan = planPeriods(spec);
+          if (plan.exact) assert.equal(plan.count, whole.length - 1);
+          assert.deepEqual([plan.from, plan.to], [whole[0], whole.at(-1)]);
+        },
+      ),
+      { numRuns: 400 },
+    );
+  });
+
+  it('refuses what periodBounds refuses', () => {
+    assert.throws(() => planPeriods({ ...base, from: 10, to: 10, type: 'SECONDS' }), RangeError);
+    assert.throws(() => planPeriods({ ...base, from: 0, to: 10, zone: 'Mars/Olympus_Mons' }), RangeError);
+    assert.throws(() => planPeriods({ ...base, from: 0, to: 10, count: 0, type: 'DAYS' }), RangeError);
+  });
+});
+
+function pick(plan: { count: number; exact: boolean }): { count: number; exact: boolean } {
+  return { count: plan.count, exact: plan.exact };
+}

@@ -8,6 +8,7 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { ApiClient, createRoleUsers, loggedIn, type Response } from './helpers/client.js';
 import { announceEngines, metadataEngines } from './helpers/engines.js';
 import { referenceRollup, referenceStoredRollup, type TimedValue } from './helpers/reference-rollup.js';
+import { parseCsv } from './helpers/csv.js';
 import { STATISTIC_KEY, STATISTICS } from './helpers/rollup-checks.js';
 
 const PV = '/rest/latest/point-values';
@@ -74,39 +75,6 @@ function query(params: Record<string, string | number | boolean | undefined>): s
   const parts: string[] = [];
   for (const [k, v] of Object.entries(params)) if (v !== undefined) parts.push(`${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`);
   return parts.join('&');
-}
-
-/** Parses CSV with quoted fields (RFC 4180) into rows of fields. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') {
-        field += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else field += c;
-    } else if (c === '"') quoted = true;
-    else if (c === ',') {
-      row.push(field);
-      field = '';
-    } else if (c === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      i++;
-    } else field += c;
-  }
-  if (field !== '' || row.length > 0) {
-    row.push(field);
-    rows.push(row);
-  }
-  return rows;
 }
 
 announceEngines();

@@ -3,8 +3,8 @@
 // (test/helpers/reference-rollup.ts) over the in-memory store.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { isBucketAligned, PERIOD_TYPES, periodBounds, type PeriodType } from '../src/store/values/periods.js';
-import { computeRollup, NUMERIC_ONLY, ROLLUPS, statisticOf, type RollupResult } from '../src/store/values/rollup.js';
+import { isBucketAligned, PERIOD_TYPES, periodBounds, planPeriods, type PeriodSpec, type PeriodType } from '../src/store/values/periods.js';
+import { computeRollup, NUMERIC_ONLY, ROLLUPS, rollupInChunks, statisticOf, type RollupResult } from '../src/store/values/rollup.js';
 import { BUCKET_MS } from '../src/store/values/types.js';
 import { MemoryValueStore } from './helpers/memory-store.js';
 import {
@@ -83,6 +83,19 @@ function assertSameResults(actual: RollupResult, expected: RollupResult, context
 
 function statisticsOf(result: RollupResult, i: number): Record<string, unknown> {
   return statisticOf(result, i, 'ALL', true) as unknown as Record<string, unknown>;
+}
+
+/** Every period of the chunks, in order, as ALL gives it; and the bounds they cover. */
+async function chunked(store: MemoryValueStore, spec: PeriodSpec, endOfData: number, numeric: boolean, chunkPeriods: number) {
+  const periods: unknown[] = [];
+  const bounds: number[] = [];
+  for await (const result of rollupInChunks(store, SERIES, planPeriods(spec), endOfData, numeric, { chunkPeriods })) {
+    assert.ok(result.length >= 1 && result.length <= chunkPeriods, `a chunk of ${result.length} periods`);
+    if (bounds.length > 0) assert.equal(result.bounds[0], bounds.pop(), 'a chunk starts where the previous one ended');
+    bounds.push(...result.bounds);
+    for (let i = 0; i < result.length; i++) periods.push(statisticOf(result, i, 'ALL', numeric));
+  }
+  return { periods, bounds };
 }
 
 describe('rollups', () => {
@@ -384,7 +397,7 @@ describe('rollups', () => {
     ];
     const NOMINAL_MS: Record<PeriodType, number> = { MILLISECONDS: 1, SECONDS: SECOND, MINUTES: MINUTE, HOURS: HOUR, DAYS: DAY, WEEKS: 7 * DAY, MONTHS: 30 * DAY, YEARS: 365 * DAY };
 
-    const anyBounds = fc
+    const anySpec = fc
       .record({
         anchor: fc.constantFrom(...ANCHORS),
         shift: fc.integer({ min: -2 * DAY, max: 2 * DAY }),
@@ -394,11 +407,12 @@ describe('rollups', () => {
         zone: fc.constantFrom(...ZONES),
         truncate: fc.boolean(),
       })
-      .map(({ anchor, shift, type, count, steps, zone, truncate }) => {
+      .map(({ anchor, shift, type, count, steps, zone, truncate }): PeriodSpec => {
         const from = anchor + shift;
         const to = from + Math.max(1, Math.round(steps * count * (type ? NOMINAL_MS[type] : DAY)));
-        return periodBounds({ from, to, type, count, zone, truncate });
+        return { from, to, type, count, zone, truncate };
       });
+    const anyBounds = anySpec.map((spec) => periodBounds(spec));
 
     // Periods starting on an hour: aligned throughout (hours, and days in whole-hour zones), or only up
     // to some bound (90-minute periods; days across Lord Howe's half-hour DST change).
@@ -427,33 +441,35 @@ describe('rollups', () => {
     const numericValue = fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.double({ min: -1000, max: 1000, noNaN: true }));
 
     /** Writes in arrival order (duplicates and out-of-order included) around the bounds, and an end of data. */
-    function scenario<T>(boundsArb: fc.Arbitrary<Float64Array>, value: fc.Arbitrary<T>) {
-      return boundsArb.chain((bounds) => {
-        const from = bounds[0] as number;
-        const to = bounds.at(-1) as number;
-        const span = to - from;
-        const n = bounds.length - 1;
-        const bound = fc.integer({ min: 0, max: n }).map((k) => bounds[k] as number);
-        const ts = fc.oneof(
-          fc.integer({ min: Math.floor(from - span / 2), max: Math.ceil(to + span / 2) }),
-          fc.tuple(bound, fc.integer({ min: -1, max: 1 })).map(([t, d]) => t + d),
-          fc.tuple(bound, fc.integer({ min: 0, max: 2 * HOUR })).map(([t, d]) => t + d),
-        );
-        const endOfData = fc.oneof(
-          fc.integer({ min: from, max: to }),
-          fc.integer({ min: Math.floor(from - span), max: from }),
-          fc.integer({ min: to, max: Math.ceil(to + span) }),
-          fc.constant(to),
-          bound,
-        );
-        return fc.record({
-          bounds: fc.constant(bounds),
-          writes: fc.array(fc.record({ ts, value }), { maxLength: 80 }),
-          endOfData,
-          chunk: fc.integer({ min: 1, max: 20 }),
-          batchSize: fc.integer({ min: 1, max: 16 }),
-        });
+    function scenarioAround<T>(bounds: Float64Array, value: fc.Arbitrary<T>) {
+      const from = bounds[0] as number;
+      const to = bounds.at(-1) as number;
+      const span = to - from;
+      const n = bounds.length - 1;
+      const bound = fc.integer({ min: 0, max: n }).map((k) => bounds[k] as number);
+      const ts = fc.oneof(
+        fc.integer({ min: Math.floor(from - span / 2), max: Math.ceil(to + span / 2) }),
+        fc.tuple(bound, fc.integer({ min: -1, max: 1 })).map(([t, d]) => t + d),
+        fc.tuple(bound, fc.integer({ min: 0, max: 2 * HOUR })).map(([t, d]) => t + d),
+      );
+      const endOfData = fc.oneof(
+        fc.integer({ min: from, max: to }),
+        fc.integer({ min: Math.floor(from - span), max: from }),
+        fc.integer({ min: to, max: Math.ceil(to + span) }),
+        fc.constant(to),
+        bound,
+      );
+      return fc.record({
+        bounds: fc.constant(bounds),
+        writes: fc.array(fc.record({ ts, value }), { maxLength: 80 }),
+        endOfData,
+        chunk: fc.integer({ min: 1, max: 20 }),
+        batchSize: fc.integer({ min: 1, max: 16 }),
       });
+    }
+
+    function scenario<T>(boundsArb: fc.Arbitrary<Float64Array>, value: fc.Arbitrary<T>) {
+      return boundsArb.chain((bounds) => scenarioAround(bounds, value));
     }
 
     it('equals the reference for every rollup over random irregular series, periods, zones and ends of data', async () => {
@@ -506,6 +522,117 @@ describe('rollups', () => {
         }),
         { numRuns: 200 },
       );
+    });
+
+    it('gives in chunks of periods exactly what one piece gives, numeric and not, whatever the chunk size', async () => {
+      // Integer values: every sum and integral is exact, so any difference is a real one.
+      const integer = fc.integer({ min: -1000, max: 1000 });
+      const text = fc.constantFrom('on', 'off', 'fault');
+      const cases = fc.boolean().chain((numeric) =>
+        anySpec.chain((spec) =>
+          fc.record({
+            numeric: fc.constant(numeric),
+            spec: fc.constant(spec),
+            chunkPeriods: fc.integer({ min: 1, max: 7 }),
+            s: scenarioAround(periodBounds(spec), numeric ? (integer as fc.Arbitrary<number | string>) : text),
+          }),
+        ),
+      );
+      await fc.assert(
+        fc.asyncProperty(cases, async ({ numeric, spec, chunkPeriods, s }) => {
+          const store = await storeWith(s.writes, { chunk: s.chunk, batchSize: s.batchSize });
+          const whole = await computeRollup(store, SERIES, s.bounds, s.endOfData, numeric);
+          const { periods, bounds } = await chunked(store, spec, s.endOfData, numeric, chunkPeriods);
+          assert.deepEqual(bounds, [...s.bounds], 'the chunks cover the bounds');
+          assert.deepEqual(
+            periods,
+            Array.from({ length: whole.length }, (_, i) => statisticOf(whole, i, 'ALL', numeric)),
+          );
+        }),
+        { numRuns: 400 },
+      );
+    });
+  });
+
+  describe('in chunks of periods (rollupInChunks)', () => {
+    it('carries the value in force across chunk boundaries: START, AVERAGE, MINIMUM in every period', async () => {
+      const from = Date.UTC(2024, 0, 1);
+      const store = await storeWith([{ ts: from - 30 * DAY, value: 42 }]);
+      const spec: PeriodSpec = { from, to: from + 10 * HOUR, type: 'HOURS', count: 1, zone: 'UTC', truncate: false };
+      const { periods } = await chunked(store, spec, from + 10 * HOUR, true, 3);
+      assert.equal(periods.length, 10);
+      for (const p of periods as Record<string, unknown>[]) {
+        assert.deepEqual([p.start, p.average, p.minimum, p.maximum, p.count, p.delta, p.integral], [42, 42, 42, 42, 0, 0, 42 * 3600]);
+      }
+    });
+
+    it('answers AVERAGE, START and DELTA at a boundary from the value in force there, on the bucket and the raw path', async () => {
+      const from = Date.UTC(2024, 0, 1);
+      // Hour 2 (the first of the second chunk of 2) starts with 10 in force, gets 30 at 2:30.
+      const writes = [
+        { ts: from + 90 * MINUTE, value: 10 },
+        { ts: from + 150 * MINUTE, value: 30 },
+        { ts: from + 200 * MINUTE, value: 20 },
+      ];
+      const store = await storeWith(writes);
+      for (const [label, shift] of [
+        ['on the hour (buckets)', 0],
+        ['off the hour (raw values)', 7 * SECOND],
+      ] as const) {
+        const spec: PeriodSpec = { from: from + shift, to: from + shift + 4 * HOUR, type: 'HOURS', count: 1, zone: 'UTC', truncate: false };
+        const end = from + 10 * HOUR;
+        const { periods } = await chunked(store, spec, end, true, 2);
+        const expected = referenceRollup(writes, periodBounds(spec), end);
+        assert.equal(periods.length, 4);
+        (periods as Record<string, unknown>[]).forEach((p, i) => {
+          for (const key of ['average', 'start', 'delta', 'minimum', 'integral', 'count'] as const) close(p[key], expected[i]![key], `${label}, period ${i}, ${key}`);
+        });
+        assert.equal((periods[2] as Record<string, unknown>).start, 10, `${label}: START of the chunk's first period`);
+      }
+    });
+
+    it('splits calendar periods across DST changes without moving a bound (Europe/Berlin DAYS)', async () => {
+      const zone = 'Europe/Berlin';
+      // Chunks of 3 local days from 2024-03-28: the second chunk starts on 31 March, the 23-hour day.
+      const from = Date.parse('2024-03-28T00:00:00+01:00');
+      const to = Date.parse('2024-04-04T00:00:00+02:00');
+      const writes = [
+        { ts: from - HOUR, value: 1 },
+        { ts: Date.parse('2024-03-30T23:30:00+01:00'), value: 5 },
+        { ts: Date.parse('2024-03-31T03:30:00+02:00'), value: 9 },
+        { ts: Date.parse('2024-04-02T12:00:00+02:00'), value: 2 },
+      ];
+      const store = await storeWith(writes);
+      const spec: PeriodSpec = { from, to, type: 'DAYS', count: 1, zone, truncate: false };
+      const { periods, bounds } = await chunked(store, spec, to, true, 3);
+      assert.deepEqual(bounds, [...periodBounds(spec)]);
+      assert.equal(bounds[4]! - bounds[3]!, 23 * HOUR, 'the DST day keeps its 23 hours');
+      const expected = referenceRollup(writes, bounds, to);
+      (periods as Record<string, unknown>[]).forEach((p, i) => {
+        for (const [key, value] of Object.entries(expected[i]!)) close(p[key], value, `day ${i}, ${key}`);
+      });
+    });
+
+    it('yields to the event loop between chunks, even when the store answers without I/O', async () => {
+      const from = Date.UTC(2024, 0, 1);
+      const store = await storeWith([{ ts: from, value: 1 }]);
+      let turns = 0;
+      let running = true;
+      const turn = () => {
+        turns++;
+        if (running) setImmediate(turn);
+      };
+      setImmediate(turn);
+      const spec: PeriodSpec = { from, to: from + 20 * HOUR, type: 'HOURS', count: 1, zone: 'UTC', truncate: false };
+      let chunks = 0;
+      for await (const result of rollupInChunks(store, SERIES, planPeriods(spec), from + 20 * HOUR, true, { chunkPeriods: 2 })) {
+        assert.equal(result.length, 2);
+        chunks++;
+      }
+      running = false;
+      assert.equal(chunks, 10);
+      // The in-memory store answers in microtasks: only the yields between chunks let the other turns run.
+      assert.ok(turns >= 9, `${turns} other turns ran during 10 chunks`);
     });
   });
 });

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { projectRoot } from '../../src/paths.js';
 import { msSince, sleep } from './stats.js';
 
-export const serviceEntry = join(projectRoot, 'dist', 'src', 'main.js');
+/** BENCH_SERVICE_ENTRY runs another build (e.g. main's, for a before/after comparison). */
+export const serviceEntry = process.env.BENCH_SERVICE_ENTRY || join(projectRoot, 'dist', 'src', 'main.js');
 
 /** Compiles src/ to dist/ when a source file is newer than the entry point (as `npm start` does). */
 export function buildIfNeeded(): void {

@@ -106,7 +106,8 @@ const READ_PARAMS: ParamName[] = ['from', 'to', 'limit', 'rollup', 'timePeriodTy
 const READ_NOTE =
   'from inclusive, to exclusive; to defaults to now, from to 24 h before to. With rollup (other than NONE), one value per period of ' +
   'timePeriods × timePeriodType (the whole range without timePeriodType). Non-numeric points allow only NONE, FIRST, LAST, START, COUNT, ALL. ' +
-  'Accept: text/csv answers CSV.';
+  'A request may ask for at most ROLLUP_MAX_PERIODS periods (default 200,000) over all its points together; more is a 400 naming ' +
+  'timePeriodType and timePeriods, before any point is read. Accept: text/csv answers CSV (text cells that start like a formula get a leading \').';
 
 const WEBSOCKET_NOTE =
   'A WebSocket upgrade (GET with Upgrade: websocket), authenticated at the handshake by the session cookie or an Authorization header; ' +
@@ -210,7 +211,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: `${API}/point-values/multiple-arrays/time-period/{xids}`,
     tag: 'Point values',
     summary: 'Values or rollups of several points',
-    description: `${READ_NOTE} JSON only. An unknown or unreadable XID fails the whole request.`,
+    description: `${READ_NOTE} JSON only. At most POINT_VALUES_MAX_XIDS XIDs (default 100; repeats count once), else 400 naming xids. An unknown or unreadable XID fails the whole request.`,
     access: 'user',
     params: ['xids', ...READ_PARAMS],
     success: [ok('XID → values', json({ type: 'object', additionalProperties: valuesOrRollups }))],
@@ -221,7 +222,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: `${API}/point-values/multiple-arrays/time-period/{xids}/{rollup}`,
     tag: 'Point values',
     summary: 'Rollups of several points, rollup in the path',
-    description: `${READ_NOTE} JSON only.`,
+    description: `${READ_NOTE} JSON only. At most POINT_VALUES_MAX_XIDS XIDs (default 100; repeats count once), else 400 naming xids.`,
     access: 'user',
     params: ['xids', 'rollupPath', ...READ_PARAMS.filter((p) => p !== 'rollup')],
     success: [ok('XID → rollups', json({ type: 'object', additionalProperties: valuesOrRollups }))],

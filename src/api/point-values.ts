@@ -1,23 +1,31 @@
 // /point-values: latest, ranges and rollups (JSON or CSV, streamed), set, bulk ingest, delete.
-import { Readable } from 'node:stream';
+// Reads are bounded before any work (XIDs and rollup periods per request, config.pointValueReads)
+// and answered a chunk at a time: a chunk of periods or a batch of values is computed, written
+// and let through to the socket, and the event loop is shared in between.
 import Router from '@koa/router';
 import { caller } from '../http/auth.js';
 import { parseJson } from '../core/json.js';
 import { MiB, readJson, readJsonText } from '../http/body.js';
+import { sendChunks } from '../http/stream.js';
 import { readBulkColumns } from '../core/bulk-values.js';
 import { DomainError } from '../core/errors.js';
+import { TimeSlice } from '../core/time-slice.js';
+import type { PointValueReadLimits } from '../config.js';
 import type { AppContext, AppState } from '../http/state.js';
 import { parseInstant } from '../core/time.js';
 import { isTimeZone } from '../core/validation.js';
 import { apiStatistic, apiValue } from '../services/point-value-types.js';
 import { MAX_LATEST_LIMIT, type PointValueService } from '../services/point-values.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
-import { PERIOD_TYPES, periodBounds, type PeriodType } from '../store/values/periods.js';
+import { PERIOD_TYPES, planPeriods, type PeriodPlan, type PeriodType } from '../store/values/periods.js';
 import { NUMERIC_ONLY, ROLLUPS, statisticOf, type Rollup, type RollupResult } from '../store/values/rollup.js';
 import type { StoredValue } from '../store/values/types.js';
+import { csvCell, csvRow } from './csv.js';
 
 const BULK_LIMIT = 16 * MiB;
 const DAY_MS = 86_400_000;
+const JSON_TYPE = 'application/json';
+const CSV_TYPE = 'text/csv; charset=utf-8';
 
 interface ReadQuery {
   from: number;
@@ -28,6 +36,10 @@ interface ReadQuery {
   periods: number;
   zone: string;
   truncate: boolean;
+  /** With a rollup other than NONE: its periods, the same for every point (none for an empty range). */
+  plan?: PeriodPlan;
+  /** When the request came: no value is in force after it. */
+  now: number;
 }
 
 const READ_PARAMS = new Set(['from', 'to', 'limit', 'rollup', 'timePeriodType', 'timePeriods', 'timezone', 'truncate']);
@@ -79,7 +91,7 @@ function readQuery(ctx: AppContext, pathRollup?: string): ReadQuery {
   if (zone === '' || !isTimeZone(zone)) throw badParam('timezone', 'must be an IANA time zone such as Europe/Berlin');
   const truncateText = single(ctx, 'truncate');
   if (truncateText !== undefined && truncateText !== 'true' && truncateText !== 'false') throw badParam('truncate', 'must be true or false');
-  return {
+  const q: ReadQuery = {
     from,
     to,
     limit,
@@ -88,17 +100,49 @@ function readQuery(ctx: AppContext, pathRollup?: string): ReadQuery {
     periods: periodsText === undefined ? 1 : positiveInteger('timePeriods', periodsText, 1_000_000),
     zone,
     truncate: truncateText === 'true',
+    now,
   };
+  // POINT_DEFAULT counts as a rollup here: the points are not looked up yet.
+  if (q.rollup !== undefined && q.rollup !== 'NONE' && from < to) q.plan = periodPlan(q);
+  return q;
+}
+
+function periodPlan(q: ReadQuery): PeriodPlan {
+  try {
+    return planPeriods({ from: q.from, to: q.to, type: q.periodType, count: q.periods, zone: q.zone, truncate: q.truncate });
+  } catch (err) {
+    if (err instanceof RangeError) throw badParam(q.periodType ? 'timePeriodType' : 'from', err.message);
+    throw err;
+  }
+}
+
+const formatCount = (n: number) => n.toLocaleString('en-US');
+
+/** Refuses, before any work, a rollup whose periods over all the points pass the limit. */
+function checkPeriods(q: ReadQuery, points: number, limits: PointValueReadLimits): void {
+  if (!q.plan) return;
+  const total = q.plan.count * points;
+  if (total <= limits.maxRollupPeriods) return;
+  const periods = `${q.plan.exact ? '' : 'about '}${formatCount(q.plan.count)} period${q.plan.count === 1 ? '' : 's'}`;
+  const product = points === 1 ? periods : `${periods} × ${formatCount(points)} points = ${formatCount(total)} periods`;
+  throw DomainError.badRequest(
+    `Too many rollup periods (timePeriodType, timePeriods): ${product}; a request may ask for at most ${formatCount(limits.maxRollupPeriods)} ` +
+      '(all points together). Ask for a longer timePeriodType, more timePeriods, or a shorter from–to range.',
+  );
+}
+
+/** The XIDs of /multiple-arrays/...: repeats removed, refused beyond the limit before any lookup. */
+function xidsOf(xidList: string, limits: PointValueReadLimits): string[] {
+  const xids = [...new Set(xidList.split(',').filter((x) => x !== ''))];
+  if (xids.length === 0) throw DomainError.badRequest('Invalid path parameter xids: name at least one point');
+  if (xids.length > limits.maxXids) {
+    throw DomainError.badRequest(`Invalid path parameter xids: ${formatCount(xids.length)} points named, at most ${formatCount(limits.maxXids)} per request`);
+  }
+  return xids;
 }
 
 function wantsCsv(ctx: AppContext): boolean {
   return ctx.accepts('application/json', 'text/csv') === 'text/csv';
-}
-
-function csvField(v: unknown): string {
-  if (v === null || v === undefined) return '';
-  const s = typeof v === 'string' ? v : String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
 function rawJson(point: DataPointRecord, v: StoredValue): string {
@@ -106,72 +150,91 @@ function rawJson(point: DataPointRecord, v: StoredValue): string {
   return v.annotation === null ? `{"timestamp":${v.ts},"value":${value}}` : `{"timestamp":${v.ts},"value":${value},"annotation":${JSON.stringify(v.annotation)}}`;
 }
 
-/** Raw values of one point as JSON array text chunks or CSV rows. */
-async function* rawChunks(values: PointValueService, point: DataPointRecord, q: ReadQuery, csv: boolean): AsyncGenerator<string> {
-  if (csv) yield 'timestamp,value,annotation\r\n';
-  else yield '[';
+function rawCsv(point: DataPointRecord, v: StoredValue): string {
+  return csvRow([v.ts, apiValue(point.dataType, v), v.annotation]);
+}
+
+const RAW_CSV_HEADER = 'timestamp,value,annotation\r\n';
+
+/**
+ * Raw values of one point as JSON array text or CSV rows, a store batch at a time: the opening
+ * goes out with the first batch, so reading that batch comes before the answer starts.
+ */
+async function* rawText(values: PointValueService, point: DataPointRecord, q: ReadQuery, csv: boolean, slice: TimeSlice): AsyncGenerator<string> {
+  let text = csv ? RAW_CSV_HEADER : '[';
   let first = true;
   for await (const batch of values.range(point, q.from, q.to, q.limit)) {
-    let text = '';
     for (const v of batch) {
-      if (csv) text += `${v.ts},${csvField(apiValue(point.dataType, v))},${csvField(v.annotation)}\r\n`;
+      if (csv) text += rawCsv(point, v);
       else text += (first ? '' : ',') + rawJson(point, v);
       first = false;
     }
     yield text;
+    text = '';
+    await slice.yieldIfExpired();
   }
-  if (!csv) yield ']';
+  if (!csv) yield `${text}]`;
+  else if (text !== '') yield text;
 }
 
 const ALL_FIELDS = ['average', 'arithmeticMean', 'minimum', 'maximum', 'sum', 'first', 'last', 'start', 'count', 'delta', 'integral'] as const;
 
-/** Periods written per chunk of a streamed rollup. */
-const PERIODS_PER_CHUNK = 2_000;
+/** Periods written between looks at the time slice (ALL writes some 250 bytes a period). */
+const ENCODE_PERIODS = 1_000;
 
 /**
- * Rolled-up values of one point, one element per period. The statistics are computed (and any
- * error raised) before the first byte; the text is then produced chunk by chunk.
+ * Rolled-up values of one point, one element per period, a chunk of periods at a time: each chunk
+ * is computed (PointValueService.rollup) and written, sharing the event loop while it is written,
+ * and handed on before the next is computed.
  */
-async function rollupChunks(values: PointValueService, point: DataPointRecord, q: ReadQuery, rollup: Rollup, csv: boolean): Promise<Iterable<string>> {
-  const numeric = point.dataType === 'NUMERIC';
-  if (!numeric && NUMERIC_ONLY.has(rollup)) {
-    throw badParam('rollup', `${rollup} needs a NUMERIC point; ${point.dataType} points allow NONE, FIRST, LAST, START, COUNT, ALL`);
-  }
+async function* rollupText(
+  values: PointValueService,
+  point: DataPointRecord,
+  q: ReadQuery,
+  rollup: Rollup,
+  csv: boolean,
+  slice: TimeSlice,
+): AsyncGenerator<string> {
+  let text = csv ? (rollup === 'ALL' ? csvRow(['timestamp', ...ALL_FIELDS]) : 'timestamp,value\r\n') : '[';
+  let written = false;
   // An empty range has no periods (only from after to is an error, checked in readQuery).
-  if (q.from === q.to) return [csv ? '' : '[]'];
-  let bounds: Float64Array;
-  try {
-    bounds = periodBounds({ from: q.from, to: q.to, type: q.periodType, count: q.periods, zone: q.zone, truncate: q.truncate });
-  } catch (err) {
-    if (err instanceof RangeError) throw badParam(q.periodType ? 'timePeriodType' : 'from', err.message);
-    throw err;
-  }
-  const result = await values.rollup(point, bounds);
-  return rollupText(point, result, bounds, rollup, csv);
-}
-
-function* rollupText(point: DataPointRecord, result: RollupResult, bounds: Float64Array, rollup: Rollup, csv: boolean): Generator<string> {
-  const numeric = point.dataType === 'NUMERIC';
-  const n = bounds.length - 1;
-  let text = csv ? (rollup === 'ALL' ? `timestamp,${ALL_FIELDS.join(',')}\r\n` : 'timestamp,value\r\n') : '[';
-  for (let i = 0; i < n; i++) {
-    const stat = statisticOf(result, i, rollup, numeric);
-    const ts = bounds[i]!;
-    const sep = csv || i === 0 ? '' : ',';
-    if (rollup === 'ALL') {
-      const all = shapeAll(point.dataType, stat as Record<string, number | string | null> | null);
-      text += csv ? `${ts},${ALL_FIELDS.map((f) => csvField(all?.[f])).join(',')}\r\n` : `${sep}{"timestamp":${ts},"value":${JSON.stringify(all)}}`;
-    } else {
-      // COUNT is a number whatever the data type (a BINARY count is not a state).
-      const value = rollup === 'COUNT' ? stat : apiStatistic(point.dataType, stat as number | string | null);
-      text += csv ? `${ts},${csvField(value)}\r\n` : `${sep}{"timestamp":${ts},"value":${JSON.stringify(value)}}`;
-    }
-    if ((i + 1) % PERIODS_PER_CHUNK === 0) {
-      yield text;
+  if (q.plan) {
+    for await (const result of values.rollup(point, q.plan, q.now, slice)) {
+      for (let i = 0; i < result.length; i += ENCODE_PERIODS) {
+        text += periodsText(point, result, i, Math.min(result.length, i + ENCODE_PERIODS), rollup, csv, written);
+        written = true;
+        if (slice.expired) {
+          yield text;
+          text = '';
+          await slice.yield();
+        }
+      }
+      if (text !== '') yield text;
       text = '';
     }
   }
-  yield csv ? text : `${text}]`;
+  if (!csv) yield `${text}]`;
+  else if (text !== '') yield text;
+}
+
+/** Periods [from, to) of one computed chunk; `after`: an element is written before them. */
+function periodsText(point: DataPointRecord, result: RollupResult, from: number, to: number, rollup: Rollup, csv: boolean, after: boolean): string {
+  const numeric = point.dataType === 'NUMERIC';
+  let text = '';
+  for (let i = from; i < to; i++) {
+    const stat = statisticOf(result, i, rollup, numeric);
+    const ts = result.start(i);
+    const sep = csv || (!after && i === from) ? '' : ',';
+    if (rollup === 'ALL') {
+      const all = shapeAll(point.dataType, stat as Record<string, number | string | null> | null);
+      text += csv ? csvRow([ts, ...ALL_FIELDS.map((f) => all?.[f])]) : `${sep}{"timestamp":${ts},"value":${JSON.stringify(all)}}`;
+    } else {
+      // COUNT is a number whatever the data type (a BINARY count is not a state).
+      const value = rollup === 'COUNT' ? stat : apiStatistic(point.dataType, stat as number | string | null);
+      text += csv ? `${ts},${csvCell(value)}\r\n` : `${sep}{"timestamp":${ts},"value":${JSON.stringify(value)}}`;
+    }
+  }
+  return text;
 }
 
 function shapeAll(dataType: string, all: Record<string, number | string | null> | null): Record<string, unknown> | null {
@@ -187,17 +250,33 @@ function effectiveRollup(point: DataPointRecord, q: ReadQuery): Rollup | undefin
   return r === undefined || r === 'NONE' ? undefined : r;
 }
 
-async function valuesOf(values: PointValueService, point: DataPointRecord, q: ReadQuery, csv: boolean): Promise<AsyncIterable<string> | Iterable<string>> {
+/** Refuses a rollup the point's data type cannot have (before any value is read). */
+function checkRollupAllowed(point: DataPointRecord, q: ReadQuery): void {
   const rollup = effectiveRollup(point, q);
-  return rollup ? rollupChunks(values, point, q, rollup, csv) : rawChunks(values, point, q, csv);
+  if (rollup && point.dataType !== 'NUMERIC' && NUMERIC_ONLY.has(rollup)) {
+    throw badParam('rollup', `${rollup} needs a NUMERIC point; ${point.dataType} points allow NONE, FIRST, LAST, START, COUNT, ALL`);
+  }
 }
 
-function send(ctx: AppContext, csv: boolean, chunks: AsyncIterable<string> | Iterable<string>): void {
-  ctx.type = csv ? 'text/csv; charset=utf-8' : 'application/json';
-  ctx.body = Array.isArray(chunks) ? chunks.join('') : Readable.from(chunks);
+/** One point's values as text: rolled up or raw. Lazy: nothing is read before the first next(). */
+function pointText(values: PointValueService, point: DataPointRecord, q: ReadQuery, csv: boolean, slice: TimeSlice): AsyncGenerator<string> {
+  const rollup = effectiveRollup(point, q);
+  return rollup ? rollupText(values, point, q, rollup, csv, slice) : rawText(values, point, q, csv, slice);
 }
 
-export function pointValuesRouter(values: PointValueService): Router<AppState> {
+/** `{"<xid>": [...], ...}`: each point's text in turn, its key going out with its first chunk. */
+async function* manyText(values: PointValueService, points: readonly DataPointRecord[], q: ReadQuery, slice: TimeSlice): AsyncGenerator<string> {
+  for (let i = 0; i < points.length; i++) {
+    let key = `${i === 0 ? '{' : ','}${JSON.stringify(points[i]!.xid)}:`;
+    for await (const text of pointText(values, points[i]!, q, false, slice)) {
+      yield key + text;
+      key = '';
+    }
+  }
+  yield '}';
+}
+
+export function pointValuesRouter(values: PointValueService, limits: PointValueReadLimits): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/point-values' });
 
   router.get('/latest/:xid', async (ctx) => {
@@ -206,16 +285,22 @@ export function pointValuesRouter(values: PointValueService): Router<AppState> {
     const limit = limitText === undefined ? 1 : positiveInteger('limit', limitText, MAX_LATEST_LIMIT);
     const point = await values.readablePoint(caller(ctx).user, ctx.params.xid!);
     const newest = await values.latest(point, limit);
-    const csv = wantsCsv(ctx);
-    if (csv) send(ctx, true, ['timestamp,value,annotation\r\n', ...newest.map((v) => `${v.ts},${csvField(apiValue(point.dataType, v))},${csvField(v.annotation)}\r\n`)]);
-    else send(ctx, false, ['[', newest.map((v) => rawJson(point, v)).join(','), ']']);
+    if (wantsCsv(ctx)) {
+      ctx.type = CSV_TYPE;
+      ctx.body = RAW_CSV_HEADER + newest.map((v) => rawCsv(point, v)).join('');
+    } else {
+      ctx.type = JSON_TYPE;
+      ctx.body = `[${newest.map((v) => rawJson(point, v)).join(',')}]`;
+    }
   });
 
   const readOne = async (ctx: AppContext, xid: string, pathRollup?: string) => {
     const q = readQuery(ctx, pathRollup);
+    checkPeriods(q, 1, limits);
     const point = await values.readablePoint(caller(ctx).user, xid);
+    checkRollupAllowed(point, q);
     const csv = wantsCsv(ctx);
-    send(ctx, csv, await valuesOf(values, point, q, csv));
+    await sendChunks(ctx, csv ? CSV_TYPE : JSON_TYPE, pointText(values, point, q, csv, new TimeSlice()));
   };
   router.get('/single/:xid', (ctx) => readOne(ctx, ctx.params.xid!));
   router.get('/time-period/:xid', (ctx) => readOne(ctx, ctx.params.xid!));
@@ -223,23 +308,15 @@ export function pointValuesRouter(values: PointValueService): Router<AppState> {
 
   const readMany = async (ctx: AppContext, xidList: string, pathRollup?: string) => {
     const q = readQuery(ctx, pathRollup);
+    const xids = xidsOf(xidList, limits);
+    checkPeriods(q, xids.length, limits);
+    // Every point is checked before anything is read: an unknown or unreadable XID, or a rollup a
+    // point cannot have, fails the whole request.
     const user = caller(ctx).user;
-    const xids = [...new Set(xidList.split(',').filter((x) => x !== ''))];
-    if (xids.length === 0) throw badParam('xids', 'name at least one point');
-    // Check every point first: an unknown or unreadable XID fails the whole request.
     const points: DataPointRecord[] = [];
     for (const xid of xids) points.push(await values.readablePoint(user, xid));
-    // Rollups are computed (and parameter errors raised) for every point before the first byte.
-    const bodies: (AsyncIterable<string> | Iterable<string>)[] = [];
-    for (const point of points) bodies.push(await valuesOf(values, point, q, false));
-    async function* chunks(): AsyncGenerator<string> {
-      for (let i = 0; i < points.length; i++) {
-        yield `${i === 0 ? '{' : ','}${JSON.stringify(points[i]!.xid)}:`;
-        yield* bodies[i]!;
-      }
-      yield '}';
-    }
-    send(ctx, false, chunks());
+    for (const point of points) checkRollupAllowed(point, q);
+    await sendChunks(ctx, JSON_TYPE, manyText(values, points, q, new TimeSlice()));
   };
   router.get('/multiple-arrays/time-period/:xids', (ctx) => readMany(ctx, ctx.params.xids!));
   router.get('/multiple-arrays/time-period/:xids/:rollup', (ctx) => readMany(ctx, ctx.params.xids!, ctx.params.rollup));
@@ -252,7 +329,7 @@ export function pointValuesRouter(values: PointValueService): Router<AppState> {
     const user = caller(ctx).user;
     const text = await readJsonText(ctx, { limit: BULK_LIMIT });
     // The usual body shape is read straight into columns; anything else takes the general path.
-    const columns = text === undefined ? undefined : readBulkColumns(text);
+    const columns = text === undefined ? undefined : await readBulkColumns(text);
     const fast = columns && columns.length > 0 ? await values.bulkColumns(user, columns) : undefined;
     ctx.body = { written: fast ?? (await values.bulk(user, text === undefined ? undefined : parseJson(text))) };
   });

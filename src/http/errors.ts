@@ -120,3 +120,25 @@ export function errorMiddleware(log: Logger) {
     }
   };
 }
+
+/** A streamed answer's source failed after the first byte had gone out (see http/stream.ts). */
+export class LateFailure extends Error {
+  override readonly name = 'LateFailure';
+
+  constructor(readonly failure: unknown) {
+    super('answer failed after it had started');
+  }
+}
+
+/**
+ * Koa's 'error' event: what failed after the answer had started. A source that broke (LateFailure:
+ * its response is destroyed by then, so the client sees a truncated body) is logged as an error;
+ * anything else there is the connection's end, a client that went away.
+ */
+export function logLateFailure(log: Logger) {
+  return function onLateFailure(err: unknown, ctx?: Context): void {
+    const where = ctx ? { method: ctx.method, path: ctx.path } : {};
+    if (err instanceof LateFailure) log.error({ err: err.failure, ...where }, 'answer failed after it had started; response destroyed');
+    else log.debug({ code: (err as NodeJS.ErrnoException | undefined)?.code, ...where }, 'connection ended before the answer did');
+  };
+}

@@ -6,7 +6,9 @@ import type { BulkColumns } from '../core/bulk-values.js';
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
 import { parseInstant } from '../core/time.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
-import { computeRollup, type RollupResult } from '../store/values/rollup.js';
+import { TimeSlice } from '../core/time-slice.js';
+import type { PeriodPlan } from '../store/values/periods.js';
+import { rollupInChunks, type RollupResult } from '../store/values/rollup.js';
 import type { PointValueStore, StoredValue, ValueBatch } from '../store/values/types.js';
 import { WriteBuffer } from '../store/values/write-buffer.js';
 import type { DataPointService } from './data-points.js';
@@ -16,6 +18,8 @@ import { assertPermission, hasPermission, type Principal } from './permissions.j
 import { apiValue, coerceValue, type StorableValue } from './point-value-types.js';
 
 export const MAX_LATEST_LIMIT = 10_000;
+/** Rows of a bulk body checked between looks at the time slice (a clock read per row would cost). */
+const SLICE_CHECK_ROWS = 1024;
 
 /** Writes a set value to the point's device first (the data source runtime); rejects when refused. */
 export type DeviceWriter = (point: DataPointRecord, value: number | boolean | string) => Promise<void>;
@@ -150,12 +154,13 @@ export class PointValueService {
   }
 
   /**
-   * Statistics of the point over each period [bounds[i], bounds[i + 1]). Nothing after now is
-   * read: a period still running is rolled up as far as it has gone.
+   * Statistics of the point over each period of the plan, a chunk of periods at a time, yielding
+   * to the event loop in between (rollupInChunks). No value is in force after `now` (when the
+   * request came): a period still running is rolled up as far as it has gone.
    */
-  rollup(point: DataPointRecord, bounds: Float64Array): Promise<RollupResult> {
-    const endOfData = Math.min(bounds[bounds.length - 1]!, Date.now());
-    return computeRollup(this.store, point.id, bounds, endOfData, point.dataType === 'NUMERIC');
+  rollup(point: DataPointRecord, plan: PeriodPlan, now: number, slice = new TimeSlice()): AsyncGenerator<RollupResult> {
+    const endOfData = Math.min(plan.to, now);
+    return rollupInChunks(this.store, point.id, plan, endOfData, point.dataType === 'NUMERIC', { slice });
   }
 
   /** Which value engine answers, and whether it does (for /health). */
@@ -211,8 +216,11 @@ export class PointValueService {
     const batch = emptyBatch(body.length);
     const points = new Map<number, DataPointRecord>();
     const byXid = new Map<string, DataPointRecord | null>();
+    const slice = new TimeSlice();
     let n = 0;
     for (let i = 0; i < body.length && problems.length < 100; i++) {
+      // The lookups below are mostly cached: microtasks, which let no other request in.
+      if (i % SLICE_CHECK_ROWS === 0) await slice.yieldIfExpired();
       const entry = body[i] as Record<string, unknown> | null;
       if (typeof entry !== 'object' || entry === null || Array.isArray(entry)) {
         problems.push(validationMessage(`[${i}]`, 'must be an object {xid, value, timestamp}'));
@@ -266,7 +274,9 @@ export class PointValueService {
     const points = new Map<number, DataPointRecord>();
     let xid: string | undefined;
     let point: DataPointRecord | undefined;
+    const slice = new TimeSlice();
     for (let i = 0; i < c.length; i++) {
+      if (i % SLICE_CHECK_ROWS === 0) await slice.yieldIfExpired();
       if (c.xids[i] !== xid) {
         xid = c.xids[i]!;
         point = await this.point(xid);

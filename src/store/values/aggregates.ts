@@ -76,40 +76,79 @@ export function foldBuckets(
   start: number,
   end: number,
 ): void {
-  let bucket = NaN;
-  let count = 0;
-  let sum = 0;
-  let min = 0;
-  let max = 0;
-  let firstTs = 0;
-  let firstValue = 0;
-  let lastTs = 0;
-  let lastValue = 0;
-  let inner = 0;
-  for (let k = start; k < end; k++) {
-    const i = order[k]!;
-    const v = value[i]!;
-    if (v !== v) continue; // NaN
-    const t = ts[i]!;
-    const b = Math.floor(t / BUCKET_MS);
-    if (b !== bucket) {
-      if (count > 0) out.push(series, bucket, count, sum, min, max, firstTs, firstValue, lastTs, lastValue, inner);
-      bucket = b;
-      count = 1;
-      sum = min = max = firstValue = lastValue = v;
-      firstTs = lastTs = t;
-      inner = 0;
-    } else {
-      count++;
-      sum += v;
-      if (v < min) min = v;
-      if (v > max) max = v;
-      inner += lastValue * (t - lastTs);
-      lastTs = t;
-      lastValue = v;
+  const folder = new BucketFolder(out, series);
+  folder.fold(ts, value, order, start, end);
+  folder.finish();
+}
+
+/**
+ * foldBuckets in pieces, so a long series can be folded a slice at a time: fold() consecutive
+ * ranges of one series' rows in ts order, then finish(). The same rows as one foldBuckets call.
+ */
+export class BucketFolder {
+  private bucket = NaN;
+  private count = 0;
+  private sum = 0;
+  private min = 0;
+  private max = 0;
+  private firstTs = 0;
+  private firstValue = 0;
+  private lastTs = 0;
+  private lastValue = 0;
+  private inner = 0;
+
+  constructor(
+    private readonly out: BucketColumns,
+    private readonly series: number,
+  ) {}
+
+  fold(ts: Float64Array, value: Float64Array, order: Uint32Array, start: number, end: number): void {
+    // Locals in the loop: this runs for every ingested value.
+    const { out, series } = this;
+    let { bucket, count, sum, min, max, firstTs, firstValue, lastTs, lastValue, inner } = this;
+    for (let k = start; k < end; k++) {
+      const i = order[k]!;
+      const v = value[i]!;
+      if (v !== v) continue; // NaN
+      const t = ts[i]!;
+      const b = Math.floor(t / BUCKET_MS);
+      if (b !== bucket) {
+        if (count > 0) out.push(series, bucket, count, sum, min, max, firstTs, firstValue, lastTs, lastValue, inner);
+        bucket = b;
+        count = 1;
+        sum = min = max = firstValue = lastValue = v;
+        firstTs = lastTs = t;
+        inner = 0;
+      } else {
+        count++;
+        sum += v;
+        if (v < min) min = v;
+        if (v > max) max = v;
+        inner += lastValue * (t - lastTs);
+        lastTs = t;
+        lastValue = v;
+      }
     }
+    this.bucket = bucket;
+    this.count = count;
+    this.sum = sum;
+    this.min = min;
+    this.max = max;
+    this.firstTs = firstTs;
+    this.firstValue = firstValue;
+    this.lastTs = lastTs;
+    this.lastValue = lastValue;
+    this.inner = inner;
   }
-  if (count > 0) out.push(series, bucket, count, sum, min, max, firstTs, firstValue, lastTs, lastValue, inner);
+
+  /** Writes the bucket still open. */
+  finish(): void {
+    if (this.count > 0) {
+      this.out.push(this.series, this.bucket, this.count, this.sum, this.min, this.max, this.firstTs, this.firstValue, this.lastTs, this.lastValue, this.inner);
+    }
+    this.count = 0;
+    this.bucket = NaN;
+  }
 }
 
 /**

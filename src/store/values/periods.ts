@@ -65,8 +65,32 @@ function validZone(zone: string): boolean {
   return true;
 }
 
-/** Period starts followed by the end of the last period: n periods → n + 1 increasing numbers. */
-export function periodBounds(spec: PeriodSpec): Float64Array {
+/**
+ * The periods of one request, planned once and the same for every series: their number known up
+ * front, their bounds produced a chunk at a time, so a long request never holds all its bounds.
+ */
+export interface PeriodPlan {
+  /** Start of the first period (`from`, or its truncation). */
+  readonly from: number;
+  /** End of the last period (`to`, or its truncation). */
+  readonly to: number;
+  /**
+   * How many periods: exact for fixed steps (up to HOURS) and a single period; for calendar steps
+   * (DAYS and longer) counted by the units' average lengths, which may differ from the steps in the
+   * zone by a period or two (DST days, month lengths). Known without stepping through the periods.
+   */
+  readonly count: number;
+  /** Whether `count` is exact. */
+  readonly exact: boolean;
+  /**
+   * The bounds (period starts, then the end of the last period), at most `size` periods a chunk:
+   * each chunk's last bound is the next one's first. Every chunk has at least one period.
+   */
+  chunks(size: number): Generator<Float64Array>;
+}
+
+/** Checks the spec and plans its periods, without stepping through them. */
+export function planPeriods(spec: PeriodSpec): PeriodPlan {
   const { type, count, zone } = spec;
   let { from, to } = spec;
   if (!Number.isFinite(from) || !Number.isFinite(to) || Math.abs(from) > MAX_INSTANT || Math.abs(to) > MAX_INSTANT) {
@@ -75,7 +99,7 @@ export function periodBounds(spec: PeriodSpec): Float64Array {
   if (from >= to) throw new RangeError('from must be before to');
   if (!Number.isInteger(count) || count < 1) throw new RangeError('timePeriods must be an integer of at least 1');
   if (!validZone(zone)) throw new RangeError(`Unknown time zone: ${zone}`);
-  if (type === undefined) return Float64Array.of(from, to);
+  if (type === undefined) return { from, to, count: 1, exact: true, chunks: () => single(from, to) };
   if (!PERIOD_TYPES.includes(type)) throw new RangeError(`Unknown time period type: ${String(type)}`);
 
   const truncateUnit = TRUNCATE_UNIT[type];
@@ -84,9 +108,27 @@ export function periodBounds(spec: PeriodSpec): Float64Array {
     to = ceilTo(to, truncateUnit, zone);
     if (!Number.isFinite(from) || !Number.isFinite(to)) throw new RangeError('from and to must be instants (epoch ms)');
   }
+  const start = from;
+  const end = to;
   const stepMs = FIXED_STEP_MS[type];
-  if (stepMs !== undefined) return fixedBounds(from, to, stepMs * count);
-  return calendarBounds(from, to, CALENDAR_UNIT[type] as CalendarUnit, count, zone);
+  if (stepMs !== undefined) {
+    const step = stepMs * count;
+    return { from, to, count: Math.ceil((to - from) / step), exact: true, chunks: (size) => fixedChunks(start, end, step, size) };
+  }
+  const unit = CALENDAR_UNIT[type] as CalendarUnit;
+  const estimate = Math.max(1, Math.ceil((to - from) / (NOMINAL_CALENDAR_MS[unit] * count)));
+  return { from, to, count: estimate, exact: false, chunks: (size) => calendarChunks(start, end, unit, count, zone, size) };
+}
+
+/** Period starts followed by the end of the last period: n periods → n + 1 increasing numbers. */
+export function periodBounds(spec: PeriodSpec): Float64Array {
+  const plan = planPeriods(spec);
+  // A calendar estimate may be short by a little: refuse only the hopeless ones from it.
+  if (plan.count > MAX_PERIODS * (plan.exact ? 1 : 1.05)) throw tooMany();
+  const chunks = plan.chunks(MAX_PERIODS);
+  const { value: bounds } = chunks.next();
+  if (!chunks.next().done) throw tooMany();
+  return bounds as Float64Array;
 }
 
 /** Every bound is a multiple of BUCKET_MS, so whole buckets make up each period. */
@@ -95,19 +137,24 @@ export function isBucketAligned(bounds: Float64Array): boolean {
   return true;
 }
 
-function fixedBounds(from: number, to: number, step: number): Float64Array {
-  const n = Math.ceil((to - from) / step);
-  if (n > MAX_PERIODS) throw tooMany();
-  const bounds = new Float64Array(n + 1);
-  for (let i = 0; i < n; i++) bounds[i] = from + i * step;
-  bounds[n] = to;
-  return bounds;
+function* single(from: number, to: number): Generator<Float64Array> {
+  yield Float64Array.of(from, to);
 }
 
-function calendarBounds(from: number, to: number, unit: CalendarUnit, count: number, zone: string): Float64Array {
-  if ((to - from) / (NOMINAL_CALENDAR_MS[unit] * count) > MAX_PERIODS * 1.05) throw tooMany();
+function* fixedChunks(from: number, to: number, step: number, size: number): Generator<Float64Array> {
+  const n = Math.ceil((to - from) / step);
+  for (let first = 0; first < n; first += size) {
+    const periods = Math.min(size, n - first);
+    const bounds = new Float64Array(periods + 1);
+    for (let i = 0; i < periods; i++) bounds[i] = from + (first + i) * step;
+    bounds[periods] = first + periods === n ? to : from + (first + periods) * step;
+    yield bounds;
+  }
+}
+
+function* calendarChunks(from: number, to: number, unit: CalendarUnit, count: number, zone: string, size: number): Generator<Float64Array> {
   const plus = calendarSteps(from, zone, unit);
-  const starts: number[] = [from];
+  let starts: number[] = [from];
   let last = from;
   // Each start from `from` directly (i × count units), so month-end clamping never drifts.
   for (let i = 1; ; i++) {
@@ -116,14 +163,16 @@ function calendarBounds(from: number, to: number, unit: CalendarUnit, count: num
     if (!(start < to)) break;
     // A step into a skipped calendar day can land on the previous start: no empty duplicate period.
     if (start <= last) continue;
-    if (starts.length === MAX_PERIODS) throw tooMany();
     starts.push(start);
     last = start;
+    if (starts.length > size) {
+      // `size` periods: the next period's start ends this chunk and begins the next.
+      yield Float64Array.from(starts);
+      starts = [start];
+    }
   }
-  const bounds = new Float64Array(starts.length + 1);
-  bounds.set(starts);
-  bounds[starts.length] = to;
-  return bounds;
+  starts.push(to);
+  yield Float64Array.from(starts);
 }
 
 function floorTo(t: number, unit: DateTimeUnit, zone: string): number {

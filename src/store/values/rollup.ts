@@ -1,6 +1,8 @@
 // The rollup engine: per-period statistics of one series (semantics: API-DECISIONS "Point values").
 // The planner answers whole buckets from the store's partial aggregates where it can, so an aligned
 // request costs what its periods and buckets cost, and reads raw values only for the rest.
+import { yieldToEventLoop, type TimeSlice } from '../../core/time-slice.js';
+import type { PeriodPlan } from './periods.js';
 import { NumericAccumulator, StoredValueAccumulator } from './rollup-accumulators.js';
 import { RollupResult, type StoredScalar } from './rollup-result.js';
 import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue } from './types.js';
@@ -43,7 +45,17 @@ export type RollupSource = Pick<PointValueStore, 'valueAt' | 'range' | 'buckets'
 export interface RollupOptions {
   /** Answer whole buckets from store.buckets() where possible (default true); false reads raw values only. */
   useBuckets?: boolean;
+  /** Yields to the event loop between batches of raw values once the slice has run its budget. */
+  slice?: TimeSlice;
 }
+
+/**
+ * Periods computed (and written out by the caller) at a time: a bounded piece of work and memory.
+ * At least a leap year of hours (8,784), so an hourly trend over a year stays one piece.
+ */
+export const ROLLUP_CHUNK_PERIODS = 10_000;
+/** The same for calendar periods (DAYS and longer), whose bounds cost 3–7 µs each to step through. */
+export const ROLLUP_CALENDAR_CHUNK_PERIODS = 2_000;
 
 export interface AllStatistics {
   average: number | null;
@@ -87,11 +99,13 @@ export async function computeRollup(
   const to = bounds[bounds.length - 1] as number;
   const result = new RollupResult(bounds, numeric);
 
+  const slice = options.slice;
   if (!numeric) {
     const inForce = await store.valueAt(series, from);
     const accumulator = new StoredValueAccumulator(result, inForce && { value: storedScalar(inForce) });
     for await (const batch of store.range(series, from, to)) {
       for (const v of batch) if (v.ts >= from && v.ts < to) accumulator.value(v.ts, storedScalar(v));
+      await slice?.yieldIfExpired();
     }
     accumulator.finish();
     return result;
@@ -114,9 +128,34 @@ export async function computeRollup(
   for (const bucket of buckets) accumulator.bucket(bucket);
   for await (const batch of store.range(series, rawFrom, to)) {
     for (const v of batch) if (v.value !== null && v.ts >= rawFrom && v.ts < to) accumulator.value(v.ts, v.value);
+    await slice?.yieldIfExpired();
   }
   accumulator.finish();
   return result;
+}
+
+/**
+ * computeRollup over a plan's periods, `chunkPeriods` at a time (by default ROLLUP_CHUNK_PERIODS, or
+ * ROLLUP_CALENDAR_CHUNK_PERIODS for calendar periods), each chunk an independent rollup
+ * of its slice of the bounds: a period depends only on the values inside it and the value in force
+ * at its start, which each chunk looks up. Between chunks it yields to the event loop, so a long
+ * request shares it with the others; its memory is a chunk's worth, whatever the periods.
+ */
+export async function* rollupInChunks(
+  store: RollupSource,
+  series: number,
+  plan: PeriodPlan,
+  endOfData: number,
+  numeric: boolean,
+  options: RollupOptions & { chunkPeriods?: number } = {},
+): AsyncGenerator<RollupResult> {
+  let first = true;
+  const size = options.chunkPeriods ?? (plan.exact ? ROLLUP_CHUNK_PERIODS : ROLLUP_CALENDAR_CHUNK_PERIODS);
+  for (const bounds of plan.chunks(size)) {
+    if (!first) await (options.slice ? options.slice.yield() : yieldToEventLoop());
+    first = false;
+    yield await computeRollup(store, series, bounds, endOfData, numeric, options);
+  }
 }
 
 type InForce = { ts: number; value: number };
