@@ -7,26 +7,10 @@ import { appendColumns, appendRawRows, CHUNK_ROWS, createNumericChunk } from '..
 import { sortRows } from '../src/store/values/duckdb/sort.js';
 import { KEY_TYPES, SCHEMA } from '../src/store/values/duckdb/sql.js';
 import type { ValueBatch } from '../src/store/values/types.js';
+import { turnCounter } from './helpers/wait.js';
 
 /** A slice that is always expired: it yields at every chance it is given. */
 const alwaysYield = () => new TimeSlice(0);
-
-/** Counts turns of the event loop (setImmediate callbacks) until stopped. */
-function turnCounter(): { stop(): number } {
-  let turns = 0;
-  let running = true;
-  const turn = () => {
-    turns++;
-    if (running) setImmediate(turn);
-  };
-  setImmediate(turn);
-  return {
-    stop() {
-      running = false;
-      return turns;
-    },
-  };
-}
 
 describe('DuckDB chunk appends', () => {
   let instance: DuckDBInstance;

@@ -6,6 +6,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { sendList } from '../src/http/list.js';
+import { turnCounter } from './helpers/wait.js';
 
 describe('sendList', () => {
   let server: Server;
@@ -46,16 +47,10 @@ describe('sendList', () => {
   });
 
   it('lets other work run between batches', async () => {
-    let turns = 0;
-    let running = true;
-    const turn = () => {
-      turns++;
-      if (running) setImmediate(turn);
-    };
-    setImmediate(turn);
+    const counter = turnCounter();
     const res = await fetch(url);
     await res.arrayBuffer();
-    running = false;
+    const turns = counter.stop();
     // 40 ms of batches in slices of 10 ms: a few turns at least; the socket writes alone may give some too.
     assert.ok(turns >= 3, `${turns} other turns`);
   });

@@ -15,6 +15,7 @@ import {
   type TimedValue,
 } from './helpers/reference-rollup.js';
 import { spy, STATISTIC_KEY, STATISTICS } from './helpers/rollup-checks.js';
+import { turnCounter } from './helpers/wait.js';
 
 const SECOND = 1000;
 const MINUTE = 60 * SECOND;
@@ -616,20 +617,14 @@ describe('rollups', () => {
     it('yields to the event loop between chunks, even when the store answers without I/O', async () => {
       const from = Date.UTC(2024, 0, 1);
       const store = await storeWith([{ ts: from, value: 1 }]);
-      let turns = 0;
-      let running = true;
-      const turn = () => {
-        turns++;
-        if (running) setImmediate(turn);
-      };
-      setImmediate(turn);
+      const counter = turnCounter();
       const spec: PeriodSpec = { from, to: from + 20 * HOUR, type: 'HOURS', count: 1, zone: 'UTC', truncate: false };
       let chunks = 0;
       for await (const result of rollupInChunks(store, SERIES, planPeriods(spec), from + 20 * HOUR, true, { chunkPeriods: 2 })) {
         assert.equal(result.length, 2);
         chunks++;
       }
-      running = false;
+      const turns = counter.stop();
       assert.equal(chunks, 10);
       // The in-memory store answers in microtasks: only the yields between chunks let the other turns run.
       assert.ok(turns >= 9, `${turns} other turns ran during 10 chunks`);

@@ -31,3 +31,23 @@ export async function freePort(): Promise<number> {
   if (address === null || typeof address === 'string') throw new Error('no port');
   return address.port;
 }
+
+/**
+ * Counts turns of the event loop (setImmediate callbacks) until stopped: how often other work got to
+ * run while something long was going on.
+ */
+export function turnCounter(): { stop(): number } {
+  let turns = 0;
+  let running = true;
+  const turn = () => {
+    turns++;
+    if (running) setImmediate(turn);
+  };
+  setImmediate(turn);
+  return {
+    stop() {
+      running = false;
+      return turns;
+    },
+  };
+}
