@@ -38,6 +38,8 @@ export interface Config {
     questdbPg: string | undefined;
     /** ILP protocol version; unset lets the client negotiate (older servers need 1). */
     questdbProtocolVersion: 1 | 2 | undefined;
+    /** The QuestDB table of point values (its companion tables take it as a prefix). */
+    questdbTable: string;
     /** Values that may wait in the write buffer before writers are held back. */
     writeBufferValues: number;
     /** Points whose newest values the latest-value cache keeps. */
@@ -130,6 +132,14 @@ function schemaName(env: Env, name: string): string | undefined {
   return raw;
 }
 
+/** A QuestDB table name: it becomes a directory name and is spliced into SQL, so a plain identifier. */
+function tableName(env: Env, name: string, fallback: string): string {
+  const raw = env[name]?.trim();
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(raw)) throw new ConfigError(`${name} must be a lower-case identifier ([a-z_][a-z0-9_]*, at most 63 characters), got "${raw}"`);
+  return raw;
+}
+
 function bucket(env: Env, prefix: string, burst: number, perSecond: number): TokenBucketConfig {
   return {
     burst: integer(env, `${prefix}_BURST`, burst, 1, 1_000_000_000),
@@ -182,6 +192,7 @@ function questdbSettings(env: Env): Config['values'] {
     questdbIlp: ilp,
     questdbPg: pg,
     questdbProtocolVersion: version ? (integer(env, 'QUESTDB_PROTOCOL_VERSION', 2, 1, 2) as 1 | 2) : undefined,
+    questdbTable: tableName(env, 'QUESTDB_TABLE', 'point_values'),
     writeBufferValues: integer(env, 'WRITE_BUFFER_VALUES', 500_000, 1_000, 100_000_000),
     latestCachePoints: integer(env, 'LATEST_CACHE_POINTS', 100_000, 100, 100_000_000),
     duckdbMemoryLimit: memorySize(env, 'DUCKDB_MEMORY_LIMIT', '768MB'),

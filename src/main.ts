@@ -16,6 +16,11 @@ try {
 
 const log = pino({ level: config.logLevel });
 const service = await startService(config, log).catch((err: unknown) => {
+  // A server named by a setting that cannot be reached or refuses us is a configuration error too.
+  if (err instanceof ConfigError) {
+    console.error(`configuration error: ${err.message}`);
+    process.exit(2);
+  }
   log.fatal({ err }, 'start-up failed');
   process.exit(1);
 });

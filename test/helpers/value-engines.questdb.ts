@@ -16,14 +16,37 @@ export function newQuestDbTableName(): string {
   return `test_values_${randomBytes(6).toString('hex')}`;
 }
 
+/** Drops `table` and its companion tables (`<table>_...`). */
 export async function dropQuestDbTable(pgUrl: string, table: string): Promise<void> {
+  validateTableName(table);
   const client = new pg.Client({ connectionString: pgUrl });
   await client.connect();
   try {
-    await client.query(`DROP TABLE IF EXISTS ${validateTableName(table)}`);
+    const { rows } = await client.query<{ table_name: string }>('SELECT table_name FROM tables()');
+    for (const { table_name: name } of rows) {
+      if (name === table || name.startsWith(`${table}_`)) await client.query(`DROP TABLE IF EXISTS ${validateTableName(name)}`);
+    }
   } finally {
     await client.end();
   }
+}
+
+/**
+ * TEST_VALUE_STORE=questdb runs every suite that starts the service (test/helpers/app.ts) on the
+ * QuestDB of TEST_QUESTDB_ILP/TEST_QUESTDB_PG, each service on a table of its own: the service's
+ * environment for that, and what drops the table afterwards. Undefined when the suites run on DuckDB.
+ */
+export function serviceValueStore(): { env: Record<string, string>; dispose(): Promise<void> } | undefined {
+  const wanted = process.env.TEST_VALUE_STORE;
+  if (wanted === undefined || wanted === '' || wanted === 'duckdb') return undefined;
+  if (wanted !== 'questdb') throw new Error(`TEST_VALUE_STORE must be duckdb or questdb, got "${wanted}"`);
+  if (!ilp || !pgUrl) throw new Error('TEST_VALUE_STORE=questdb needs TEST_QUESTDB_ILP and TEST_QUESTDB_PG');
+  const table = newQuestDbTableName();
+  const url = pgUrl;
+  return {
+    env: { QUESTDB_ILP: ilp, QUESTDB_PG: url, QUESTDB_TABLE: table, ...(protocolVersion ? { QUESTDB_PROTOCOL_VERSION: String(protocolVersion) } : {}) },
+    dispose: () => dropQuestDbTable(url, table),
+  };
 }
 
 const { ilp, pg: pgUrl } = questdbSettings;

@@ -13,9 +13,9 @@ const SHARED_STORE_CACHE_TTL_MS = 5_000;
 
 /** `hooks`: the engine's logger and the durable-append hook (see ValueStoreHooks). */
 export async function openValueStore(config: Pick<Config, 'dataDir' | 'values'>, hooks: ValueStoreHooks = {}): Promise<PointValueStore> {
-  const { questdbIlp, questdbPg, questdbProtocolVersion } = config.values;
+  const { questdbIlp, questdbPg, questdbProtocolVersion, questdbTable } = config.values;
   if (questdbIlp && questdbPg) {
-    const store = await openQuestDbStore({ ...hooks, ilp: questdbIlp, pg: questdbPg, protocolVersion: questdbProtocolVersion });
+    const store = await openQuestDbStore({ ...hooks, ilp: questdbIlp, pg: questdbPg, protocolVersion: questdbProtocolVersion, table: questdbTable });
     return withBucketCache(store, { ttlMs: SHARED_STORE_CACHE_TTL_MS });
   }
   // The DuckDB file is this process's alone: every write passes the cache, which stays exact.

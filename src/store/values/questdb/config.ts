@@ -35,6 +35,22 @@ export function validateTableName(name: string): string {
  * Values may contain ';' escaped as ';;' (the client's config string syntax); a later key overrides.
  */
 export function buildSenderConfig(ilp: string, protocolVersion?: 1 | 2): string {
+  const { schema, settings } = parseIlpConfig(ilp);
+  settings.set('auto_flush', 'off');
+  settings.delete('auto_flush_rows');
+  settings.delete('auto_flush_interval');
+  if (protocolVersion !== undefined) settings.set('protocol_version', String(protocolVersion));
+  const body = [...settings].map(([k, v]) => `${k}=${v.replaceAll(';', ';;')}`).join(';');
+  return `${schema}::${body};`;
+}
+
+/** An ILP configuration string taken apart: `http` or `https`, and its settings in order. */
+export interface IlpConfig {
+  schema: 'http' | 'https';
+  settings: Map<string, string>;
+}
+
+export function parseIlpConfig(ilp: string): IlpConfig {
   const sep = ilp.indexOf('::');
   if (sep < 0) throw new Error('QuestDB ILP configuration must look like http::addr=host:9000');
   const schema = ilp.slice(0, sep).trim();
@@ -48,12 +64,7 @@ export function buildSenderConfig(ilp: string, protocolVersion?: 1 | 2): string 
     settings.set(part.slice(0, eq), part.slice(eq + 1));
   }
   if (!settings.get('addr')) throw new Error("QuestDB ILP configuration needs 'addr'");
-  settings.set('auto_flush', 'off');
-  settings.delete('auto_flush_rows');
-  settings.delete('auto_flush_interval');
-  if (protocolVersion !== undefined) settings.set('protocol_version', String(protocolVersion));
-  const body = [...settings].map(([k, v]) => `${k}=${v.replaceAll(';', ';;')}`).join(';');
-  return `${schema}::${body};`;
+  return { schema, settings };
 }
 
 /** Splits `k=v;k=v;` on single semicolons, turning ';;' back into ';'. */

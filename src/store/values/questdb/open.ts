@@ -3,18 +3,32 @@
 import { Sender } from '@questdb/nodejs-client';
 import pg from 'pg';
 import { engineLogger } from '../hooks.js';
+import { ConfigError } from '../../../config.js';
 import { buildSenderConfig, DEFAULT_TABLE, validateTableName, type QuestDbStoreOptions } from './config.js';
+import { negotiateProtocolVersion } from './negotiate.js';
 import { senderLog } from './ilp.js';
 import { initQuestDbStore, type QuestDbStore } from './store.js';
 
+/**
+ * Opens the store: negotiates the ILP protocol version, checks the PG-wire side answers, then creates
+ * or checks the table. A server that cannot be reached or refuses the credentials stops here with a
+ * ConfigError naming the setting (QUESTDB_ILP or QUESTDB_PG), like any bad setting.
+ */
 export async function openQuestDbStore(options: QuestDbStoreOptions): Promise<QuestDbStore> {
   const table = validateTableName(options.table ?? DEFAULT_TABLE);
-  const senderConfig = buildSenderConfig(options.ilp, options.protocolVersion);
+  const log = engineLogger(options.log, 'questdb');
+  const version = await negotiateProtocolVersion(options.ilp, options.protocolVersion, log).catch((err: unknown) => {
+    throw new ConfigError(`QUESTDB_ILP: cannot reach the QuestDB server: ${(err as Error).message}`);
+  });
+  const senderConfig = buildSenderConfig(options.ilp, version);
   const pool = new pg.Pool({ connectionString: options.pg, max: options.poolSize ?? 4 });
   // An idle client that loses its server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   try {
-    const sender = await Sender.fromConfig(senderConfig, { log: senderLog(engineLogger(options.log, 'questdb')) });
+    await pool.query('SELECT 1').catch((err: unknown) => {
+      throw new ConfigError(`QUESTDB_PG: cannot query the QuestDB server: ${(err as Error).message}`);
+    });
+    const sender = await Sender.fromConfig(senderConfig, { log: senderLog(log) });
     return await initQuestDbStore(
       {
         query: async <T extends object>(text: string, values?: unknown[]) => (await pool.query(text, values)).rows as T[],
