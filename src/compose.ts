@@ -1,5 +1,6 @@
 // The composition root: builds the stores, services and runtime one running instance is made of
 // (service.ts adds the app, server and WebSockets). Routers get only the services they use (app.ts).
+import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { TrustedProxies } from './core/client-address.js';
@@ -71,7 +72,10 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
   const loginThrottle = new LoginThrottle(rateLimiter, new LoginAddressesRepository(db), config.loginKnownAddressDays);
   const users = new UserService(new UsersRepository(db), validator);
   const sessions = new SessionService(new SessionsRepository(db), config.session);
-  const tokens = new TokenService(new SettingsRepository(db));
+  const settings = new SettingsRepository(db);
+  // Who this installation is: a shared value store (QuestDB) records it as the owner of its table.
+  const installation = await settings.putIfAbsent('installation.id', randomUUID());
+  const tokens = new TokenService(settings);
   await tokens.init();
   const auth = new AuthService(config, users, sessions, tokens, loginThrottle);
   // A new password or new permissions end the user's other sessions and revoke its tokens.
@@ -85,7 +89,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
   const dataPoints = new DataPointService(new DataPointsRepository(db), dataSources, validator);
   const eventDetectors = new EventDetectorService(new EventDetectorsRepository(db), dataPoints, validator);
   const writes = { values: 0 };
-  const valueStore = await openValueStore(config, { log, onAppended: (n) => (writes.values += n) });
+  const valueStore = await openValueStore(config, { log, onAppended: (n) => (writes.values += n) }, installation);
   const pointValues = new PointValueService(valueStore, dataPoints, dataSources, config.values);
   // Cached points must follow renames, permission changes and deletions (also of a whole source).
   dataPoints.onChange({ pointChanged: (p) => pointValues.forgetPoint(p) });

@@ -11,11 +11,21 @@ import type { PointValueStore } from './types.js';
 /** QuestDB may be written by other instances too: their writes show in the cache within this time. */
 const SHARED_STORE_CACHE_TTL_MS = 5_000;
 
-/** `hooks`: the engine's logger and the durable-append hook (see ValueStoreHooks). */
-export async function openValueStore(config: Pick<Config, 'dataDir' | 'values'>, hooks: ValueStoreHooks = {}): Promise<PointValueStore> {
+/**
+ * `hooks`: the engine's logger and the durable-append hook (see ValueStoreHooks). `installation`: the
+ * metadata store's id; a shared store (QuestDB) refuses to open a table another installation owns.
+ */
+export async function openValueStore(config: Pick<Config, 'dataDir' | 'values'>, hooks: ValueStoreHooks = {}, installation?: string): Promise<PointValueStore> {
   const { questdbIlp, questdbPg, questdbProtocolVersion, questdbTable } = config.values;
   if (questdbIlp && questdbPg) {
-    const store = await openQuestDbStore({ ...hooks, ilp: questdbIlp, pg: questdbPg, protocolVersion: questdbProtocolVersion, table: questdbTable });
+    const store = await openQuestDbStore({
+      ...hooks,
+      ilp: questdbIlp,
+      pg: questdbPg,
+      protocolVersion: questdbProtocolVersion,
+      table: questdbTable,
+      ...(installation !== undefined ? { installation } : {}),
+    });
     return withBucketCache(store, { ttlMs: SHARED_STORE_CACHE_TTL_MS });
   }
   // The DuckDB file is this process's alone: every write passes the cache, which stays exact.

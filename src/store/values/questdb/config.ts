@@ -17,6 +17,8 @@ export interface QuestDbStoreOptions extends ValueStoreHooks {
   applyTimeoutMs?: number;
   /** PG-wire pool size; default 4. */
   poolSize?: number;
+  /** The installation (metadata store) id that must own the table (owner.ts); unset: no ownership check. */
+  installation?: string;
 }
 
 export const DEFAULT_TABLE = 'point_values';

@@ -6,12 +6,13 @@ import { engineLogger } from '../hooks.js';
 import { ConfigError } from '../../../config.js';
 import { buildSenderConfig, DEFAULT_TABLE, validateTableName, type QuestDbStoreOptions } from './config.js';
 import { negotiateProtocolVersion } from './negotiate.js';
+import { claimTable } from './owner.js';
 import { senderLog } from './ilp.js';
 import { initQuestDbStore, type QuestDbStore } from './store.js';
 
 /**
- * Opens the store: negotiates the ILP protocol version, checks the PG-wire side answers, then creates
- * or checks the table. A server that cannot be reached or refuses the credentials stops here with a
+ * Opens the store: negotiates the ILP protocol version, checks the PG-wire side answers, claims the
+ * table for the installation (owner.ts), then creates or checks the table. A server that cannot be reached or refuses the credentials stops here with a
  * ConfigError naming the setting (QUESTDB_ILP or QUESTDB_PG), like any bad setting.
  */
 export async function openQuestDbStore(options: QuestDbStoreOptions): Promise<QuestDbStore> {
@@ -28,6 +29,8 @@ export async function openQuestDbStore(options: QuestDbStoreOptions): Promise<Qu
     await pool.query('SELECT 1').catch((err: unknown) => {
       throw new ConfigError(`QUESTDB_PG: cannot query the QuestDB server: ${(err as Error).message}`);
     });
+    const query = async <T extends object>(text: string) => (await pool.query(text)).rows as T[];
+    if (options.installation !== undefined) await claimTable(query, table, options.installation);
     const sender = await Sender.fromConfig(senderConfig, { log: senderLog(log) });
     return await initQuestDbStore(
       {
