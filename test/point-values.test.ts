@@ -145,11 +145,11 @@ for (const engine of metadataEngines()) {
     });
     after(() => app?.stop());
 
-    it('GET /health reports the DuckDB value store ok', async () => {
+    it('GET /health reports the value store ok (DuckDB, or QuestDB with TEST_VALUE_STORE=questdb)', async () => {
       const res = await new ApiClient(app.url).get<{ status: string; values: { engine: string; ok: boolean }; metadata: { ok: boolean } }>('/health');
       assert.equal(res.status, 200, res.text);
       assert.equal(res.body.status, 'ok');
-      assert.deepEqual(res.body.values, { engine: 'duckdb', ok: true });
+      assert.deepEqual(res.body.values, { engine: app.config.values.questdbIlp ? 'questdb' : 'duckdb', ok: true });
       assert.equal(res.body.metadata.ok, true);
     });
 
@@ -333,24 +333,31 @@ for (const engine of metadataEngines()) {
         assert.deepEqual(await latest(xid), []);
       });
 
-      it('refuses a timestamp outside the representable range (±8.64e15 ms) with 422, not a server error', async () => {
+      it("refuses a timestamp outside the store's range (±8.64e15 ms; QuestDB: 1970 to 9999) with 422, not a server error", async () => {
         const xid = await createPoint('NUMERIC');
-        for (const timestamp of [8.64e15 + 1, 9_000_000_000_000_000, -9_000_000_000_000_000]) {
+        // QuestDB's designated timestamp holds 1970-01-01 to 9999-12-31 only.
+        const [min, max] = app.config.values.questdbIlp ? [0, 253_402_300_799_999] : [-8.64e15, 8.64e15];
+        for (const timestamp of [max + 1, 9_000_000_000_000_000, -9_000_000_000_000_000, min - 1]) {
           const res = await bulk([
             { xid, value: 1, timestamp: T0 },
             { xid, value: 2, timestamp },
           ]);
-          assertHasMessage(assertValidation(res), '[1].timestamp', /must be epoch milliseconds/);
+          assertHasMessage(assertValidation(res), '[1].timestamp', /must be epoch milliseconds .*, from .* to /);
         }
+        assertHasMessage(
+          assertValidation(await admin.put(`/rest/latest/point-values/${xid}`, { dataType: 'NUMERIC', value: 1, timestamp: max + 1 })),
+          'timestamp',
+          /must be epoch milliseconds .*, from .* to /,
+        );
         assert.deepEqual(await latest(xid), []);
         // The edges of the range are fine.
         await seed(xid, [
-          [-8.64e15, 1],
-          [8.64e15, 2],
+          [min, 1],
+          [max, 2],
         ]);
         assert.deepEqual(await latest(xid, 2), [
-          { timestamp: 8.64e15, value: 2 },
-          { timestamp: -8.64e15, value: 1 },
+          { timestamp: max, value: 2 },
+          { timestamp: min, value: 1 },
         ]);
       });
 

@@ -71,6 +71,8 @@ export interface DomainErrorDetails {
   messages?: ValidationMessage[];
   /** For 'rate-limited' and 'unavailable': when the caller may try again (Retry-After). */
   retryAfterSeconds?: number;
+  /** What went wrong underneath (logged, never answered). */
+  cause?: unknown;
 }
 
 export class DomainError extends Error {
@@ -83,7 +85,7 @@ export class DomainError extends Error {
     message: string,
     details: DomainErrorDetails = {},
   ) {
-    super(message);
+    super(message, details.cause === undefined ? undefined : { cause: details.cause });
     this.name = 'DomainError';
     this.statusName = details.statusName ?? DEFAULT_STATUS_NAME[kind];
     this.messages = details.messages;

@@ -91,6 +91,13 @@ export function writeErrorToSocket(socket: Duplex, err: DomainError): void {
 
 export const internalError = new DomainError('internal', 'Internal server error');
 
+/** A driver's error as one log field: its code and message, without a stack. */
+function describeCause(cause: unknown): string | undefined {
+  if (!(cause instanceof Error)) return cause === undefined ? undefined : String(cause);
+  const code = (cause as NodeJS.ErrnoException).code;
+  return code ? `${code}: ${cause.message}` : cause.message;
+}
+
 /**
  * Outermost middleware: renders every failure, including routes that matched nothing,
  * as the contract's error body. Unexpected errors are logged and never leak internals.
@@ -112,7 +119,7 @@ export function errorMiddleware(log: Logger) {
         failure = internalError;
       } else if (failure.kind === 'unavailable') {
         // An operator's problem, not the client's: said once per request, without a stack.
-        log.warn({ method: ctx.method, path: ctx.path }, failure.message);
+        log.warn({ method: ctx.method, path: ctx.path, cause: describeCause(failure.cause) }, failure.message);
       }
       ctx.status = httpStatus(failure);
       ctx.set(errorHeaders(failure));

@@ -9,7 +9,7 @@ import type { DataPointRecord } from '../store/metadata/data-points.js';
 import { TimeSlice } from '../core/time-slice.js';
 import type { PeriodPlan } from '../store/values/periods.js';
 import { rollupInChunks, type RollupResult } from '../store/values/rollup.js';
-import type { PointValueStore, StoredValue, ValueBatch } from '../store/values/types.js';
+import { INSTANT_RANGE, type PointValueStore, type StoredValue, type TimeRange, type ValueBatch } from '../store/values/types.js';
 import { WriteBuffer } from '../store/values/write-buffer.js';
 import type { DataPointService } from './data-points.js';
 import type { DataSourceService } from './data-sources.js';
@@ -76,6 +76,8 @@ export class PointValueService {
   private deviceWriter: DeviceWriter | undefined;
   /** Each point's newest published live value: what "newer than the latest" means for the bus. */
   private readonly published: LRUCache<number, StoredValue>;
+  /** The timestamps the store can hold: others are refused with 422 before anything is written. */
+  private readonly timeRange: TimeRange;
 
   constructor(
     private readonly store: PointValueStore,
@@ -86,6 +88,7 @@ export class PointValueService {
     this.latestCache = new LatestValueCache(store, options.latestCachePoints);
     this.published = new LRUCache({ max: options.latestCachePoints });
     this.buffer = new WriteBuffer(store, options.writeBufferValues);
+    this.timeRange = store.timeRange ?? INSTANT_RANGE;
   }
 
   /** Set values go to the device through this before they are stored. */
@@ -107,6 +110,10 @@ export class PointValueService {
       const coerced = coerceValue(point.dataType, value);
       if (typeof coerced === 'string') {
         rejected.push(`${point.xid}: value ${describe(value)} ${coerced}`);
+        continue;
+      }
+      if (ts !== undefined && !(ts >= this.timeRange.min && ts <= this.timeRange.max)) {
+        rejected.push(`${point.xid}: timestamp ${ts} ${timestampMessage(this.timeRange)}`);
         continue;
       }
       batch.series[n] = point.id;
@@ -186,8 +193,8 @@ export class PointValueService {
     if (!point.settable) problems.push(validationMessage('xid', 'Data point is not settable'));
     const source = await this.sources.findById(point.dataSourceId);
     if (!point.enabled || !source?.enabled) problems.push(validationMessage('xid', 'Data point is not enabled (the point and its data source must be enabled)'));
-    const ts = input.timestamp === undefined ? Date.now() : toTimestamp(input.timestamp);
-    if (ts === undefined) problems.push(validationMessage('timestamp', 'must be epoch milliseconds or an ISO 8601 date with offset'));
+    const ts = input.timestamp === undefined ? Date.now() : toTimestamp(input.timestamp, this.timeRange);
+    if (ts === undefined) problems.push(validationMessage('timestamp', timestampMessage(this.timeRange)));
     const annotation = input.annotation === undefined || input.annotation === null ? null : input.annotation;
     if (annotation !== null && typeof annotation !== 'string') problems.push(validationMessage('annotation', 'must be a string'));
     const coerced = input.value === undefined ? undefined : coerceValue(point.dataType, input.value);
@@ -216,6 +223,7 @@ export class PointValueService {
     const batch = emptyBatch(body.length);
     const points = new Map<number, DataPointRecord>();
     const byXid = new Map<string, DataPointRecord | null>();
+    const { min, max } = this.timeRange;
     const slice = new TimeSlice();
     let n = 0;
     for (let i = 0; i < body.length && problems.length < 100; i++) {
@@ -242,8 +250,9 @@ export class PointValueService {
         continue;
       }
       if (dataType !== undefined && dataType !== point.dataType) problems.push(validationMessage(`[${i}].dataType`, `must be ${point.dataType}, the point's data type`));
-      const ts = typeof timestamp === 'number' && Number.isSafeInteger(timestamp) && Math.abs(timestamp) <= MAX_TIMESTAMP ? timestamp : toTimestamp(timestamp);
-      if (ts === undefined) problems.push(validationMessage(`[${i}].timestamp`, timestamp === undefined ? 'is required' : 'must be epoch milliseconds or an ISO 8601 date with offset'));
+      const ts =
+        typeof timestamp === 'number' && Number.isSafeInteger(timestamp) && timestamp >= min && timestamp <= max ? timestamp : toTimestamp(timestamp, this.timeRange);
+      if (ts === undefined) problems.push(validationMessage(`[${i}].timestamp`, timestamp === undefined ? 'is required' : timestampMessage(this.timeRange)));
       // The common case, a finite number for a NUMERIC point, skips the general coercion.
       const coerced = point.dataType === 'NUMERIC' && typeof value === 'number' && Number.isFinite(value) ? value : value === undefined ? 'is required' : coerceValue(point.dataType, value);
       if (typeof coerced === 'string') problems.push(validationMessage(`[${i}].value`, coerced));
@@ -274,6 +283,7 @@ export class PointValueService {
     const points = new Map<number, DataPointRecord>();
     let xid: string | undefined;
     let point: DataPointRecord | undefined;
+    const { min, max } = this.timeRange;
     const slice = new TimeSlice();
     for (let i = 0; i < c.length; i++) {
       if (i % SLICE_CHECK_ROWS === 0) await slice.yieldIfExpired();
@@ -285,7 +295,7 @@ export class PointValueService {
       }
       const value = c.values[i]!;
       const ts = c.timestamps[i]!;
-      if (!Number.isFinite(value) || !Number.isSafeInteger(ts) || Math.abs(ts) > MAX_TIMESTAMP) return undefined;
+      if (!Number.isFinite(value) || !Number.isSafeInteger(ts) || ts < min || ts > max) return undefined;
       batch.series[i] = point!.id;
       batch.ts[i] = ts;
       batch.value[i] = value;
@@ -406,12 +416,14 @@ function setRow(batch: ValueBatch, i: number, v: StorableValue): void {
 }
 
 
-/** The instants a Date (and every value store) can hold: ±8.64e15 ms. */
-const MAX_TIMESTAMP = 8.64e15;
-
-/** Epoch ms from a number or an ISO 8601 string with offset; undefined when neither or out of range. */
-function toTimestamp(raw: unknown): number | undefined {
+/** Epoch ms from a number or an ISO 8601 string with offset; undefined when neither or outside the store's range. */
+function toTimestamp(raw: unknown, range: TimeRange): number | undefined {
   const ms = typeof raw === 'number' || typeof raw === 'string' ? parseInstant(raw) : undefined;
-  // A store refuses a larger one with an error that would fail the whole write group (500).
-  return ms !== undefined && Math.abs(ms) <= MAX_TIMESTAMP ? ms : undefined;
+  // A store refuses another one with an error that would fail the whole write group (500).
+  return ms !== undefined && ms >= range.min && ms <= range.max ? ms : undefined;
+}
+
+/** The validation message of a timestamp that is not one, or not one the store can hold. */
+function timestampMessage(range: TimeRange): string {
+  return `must be epoch milliseconds or an ISO 8601 date with offset, from ${new Date(range.min).toISOString()} to ${new Date(range.max).toISOString()}`;
 }

@@ -40,14 +40,14 @@ export function isLostConnection(err: unknown): boolean {
 /** Seconds a client is told to wait before trying again. */
 const RETRY_AFTER_SECONDS = 5;
 
-/** The 503 for `store` ("The metadata store"): the same wording whatever the driver said. */
-export function storeUnavailable(store: string): DomainError {
-  return new DomainError('unavailable', `${store} is unavailable; try again shortly`, { retryAfterSeconds: RETRY_AFTER_SECONDS });
+/** The 503 for `store` ("The metadata store"): the same wording whatever the driver said (kept as the cause, for the log). */
+export function storeUnavailable(store: string, cause?: unknown): DomainError {
+  return new DomainError('unavailable', `${store} is unavailable; try again shortly`, { retryAfterSeconds: RETRY_AFTER_SECONDS, cause });
 }
 
 /** Rethrows `err` as the store's 503 when it says the server is unreachable, else as it is. */
 export function rethrowUnavailable(store: string): (err: unknown) => never {
   return (err: unknown) => {
-    throw isStoreUnreachable(err) ? storeUnavailable(store) : err;
+    throw isStoreUnreachable(err) ? storeUnavailable(store, err) : err;
   };
 }

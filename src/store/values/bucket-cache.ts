@@ -52,6 +52,7 @@ function firstAtOrAfter(rows: readonly BucketAggregate[], b: number): number {
 
 export class BucketCachedStore implements PointValueStore {
   readonly engine: PointValueStore['engine'];
+  readonly timeRange: PointValueStore['timeRange'];
   /** Insertion order is recency order: a hit moves the series to the end. */
   private readonly windows = new Map<number, Window>();
   private readonly versions = new Map<number, number>();
@@ -66,6 +67,7 @@ export class BucketCachedStore implements PointValueStore {
     options: BucketCacheOptions = {},
   ) {
     this.engine = inner.engine;
+    this.timeRange = inner.timeRange;
     this.maxBuckets = Math.max(0, options.maxBuckets ?? DEFAULT_MAX_BUCKETS);
     this.ttlMs = options.ttlMs ?? Infinity;
   }

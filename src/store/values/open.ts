@@ -5,8 +5,10 @@ import type { Config } from '../../config.js';
 import { withBucketCache } from './bucket-cache.js';
 import { openDuckDbStore } from './duckdb/index.js';
 import type { ValueStoreHooks } from './hooks.js';
-import { openQuestDbStore } from './questdb/index.js';
+import { isWalWaitFailure, openQuestDbStore } from './questdb/index.js';
+import { isStoreUnreachable } from '../unavailable.js';
 import type { PointValueStore } from './types.js';
+import { withUnavailableAsDomainError } from './unavailable-store.js';
 
 /** QuestDB may be written by other instances too: their writes show in the cache within this time. */
 const SHARED_STORE_CACHE_TTL_MS = 5_000;
@@ -26,7 +28,8 @@ export async function openValueStore(config: Pick<Config, 'dataDir' | 'values'>,
       table: questdbTable,
       ...(installation !== undefined ? { installation } : {}),
     });
-    return withBucketCache(store, { ttlMs: SHARED_STORE_CACHE_TTL_MS });
+    // A server can go away: its failures become the store's 503 (unavailable-store.ts).
+    return withUnavailableAsDomainError(withBucketCache(store, { ttlMs: SHARED_STORE_CACHE_TTL_MS }), (err) => isStoreUnreachable(err) || isWalWaitFailure(err));
   }
   // The DuckDB file is this process's alone: every write passes the cache, which stays exact.
   return withBucketCache(await openDuckDbStore(join(config.dataDir, 'values'), { ...hooks, memoryLimit: config.values.duckdbMemoryLimit }));

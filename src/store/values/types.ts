@@ -57,8 +57,19 @@ export interface BucketAggregate {
 /** Size of the buckets engines keep partial aggregates for. */
 export const BUCKET_MS = 3_600_000;
 
+/** The instants (epoch ms, inclusive) a store can hold. */
+export interface TimeRange {
+  readonly min: number;
+  readonly max: number;
+}
+
+/** What a Date can hold, and so what a store without a narrower range takes: ±8.64e15 ms. */
+export const INSTANT_RANGE: TimeRange = { min: -8.64e15, max: 8.64e15 };
+
 export interface PointValueStore {
   readonly engine: 'duckdb' | 'questdb';
+  /** The timestamps it can store, when narrower than INSTANT_RANGE (QuestDB: 1970 to 9999). */
+  readonly timeRange?: TimeRange;
   append(batch: ValueBatch): Promise<void>;
   /** Newest first, at most `limit`. */
   latest(series: number, limit: number): Promise<StoredValue[]>;

@@ -9,4 +9,4 @@ export { bucketRowToAggregate, foldNumericRows, rowToStoredValue, type BucketRow
 export { checkSchema, createTableSql, statements, type TextType } from './sql.js';
 export { initQuestDbStore, RANGE_BATCH, type QuestDbConnections, type QuestDbStore, type QuestDbStoreInit } from './store.js';
 export { ceilToBucket, floorToBucket, MAX_TS_MS, microsParam, microsToMs, msParam } from './time.js';
-export { parseWalRow, waitForWalApply, WalApplyTimeoutError, WalSuspendedError, type WaitForWalOptions, type WalStatus } from './wal.js';
+export { isWalWaitFailure, parseWalRow, waitForWalApply, WalApplyTimeoutError, WalSuspendedError, type WaitForWalOptions, type WalStatus } from './wal.js';

@@ -22,7 +22,8 @@ export async function openQuestDbStore(options: QuestDbStoreOptions): Promise<Qu
     throw new ConfigError(`QUESTDB_ILP: cannot reach the QuestDB server: ${(err as Error).message}`);
   });
   const senderConfig = buildSenderConfig(options.ilp, version);
-  const pool = new pg.Pool({ connectionString: options.pg, max: options.poolSize ?? 4 });
+  // A server that does not answer is unavailable (503) after these, never waited on for ever.
+  const pool = new pg.Pool({ connectionString: options.pg, max: options.poolSize ?? 4, connectionTimeoutMillis: 10_000, query_timeout: 60_000 });
   // An idle client that loses its server must not crash the process; the next query reconnects.
   pool.on('error', () => undefined);
   try {

@@ -22,7 +22,7 @@ import { validateTableName } from './config.js';
 import { validateBatch, writeRows, type IlpSender } from './ilp.js';
 import { bucketRowToAggregate, foldNumericRows, rowToStoredValue, type BucketRow, type NumericRow, type ValueRow } from './rows.js';
 import { checkSchema, createTableSql, statements, type Statements } from './sql.js';
-import { ceilToBucket, microsParam, msParam } from './time.js';
+import { ceilToBucket, microsParam, msParam, QUESTDB_TIME_RANGE } from './time.js';
 import { parseWalRow, waitForWalApply, type WalStatus } from './wal.js';
 
 /** The store, plus what the QuestDB-specific tests look at. */
@@ -111,6 +111,7 @@ async function createTable(query: (text: string) => Promise<unknown>, table: str
 
 class QuestDbValueStore implements QuestDbStore {
   readonly engine = 'questdb' as const;
+  readonly timeRange = QUESTDB_TIME_RANGE;
   readonly table: string;
   private readonly query: QuestDbConnections['query'];
   private readonly ilp: IlpSender;

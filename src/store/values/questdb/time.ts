@@ -4,10 +4,13 @@
 // BigInt; bind parameters are ISO strings with microseconds and 'Z' ('2024-01-01T00:00:00.000000Z'),
 // a format QuestDB parses as a timestamp.
 import { bucketCeil, bucketOf } from '../aggregates.js';
-import { BUCKET_MS } from '../types.js';
+import { BUCKET_MS, type TimeRange } from '../types.js';
 
 /** Largest timestamp a bound is clamped to: 9999-12-31T23:59:59.999Z. */
 export const MAX_TS_MS = 253_402_300_799_999;
+
+/** What a designated timestamp can hold: from 1970 (never earlier) to the end of 9999. */
+export const QUESTDB_TIME_RANGE: TimeRange = { min: 0, max: MAX_TS_MS };
 
 /** Epoch micros (int8 text from pg, or bigint) → epoch ms, exactly (floor). */
 export function microsToMs(us: string | number | bigint): number {

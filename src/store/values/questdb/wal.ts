@@ -82,3 +82,11 @@ export async function waitForWalApply(opts: WaitForWalOptions): Promise<WalStatu
     status = await read();
   }
 }
+
+/**
+ * A write committed but not shown in time (apply timeout, suspended table): the server cannot serve it
+ * now, which the service answers like an unreachable server (503); a retry is harmless (dedup).
+ */
+export function isWalWaitFailure(err: unknown): boolean {
+  return err instanceof WalApplyTimeoutError || err instanceof WalSuspendedError;
+}
