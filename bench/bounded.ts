@@ -21,7 +21,7 @@ import type { Benchmark } from './lib/benchmark.js';
 import { progress } from './lib/benchmark.js';
 import { createToken, login } from './lib/api.js';
 import { figure, type Figure } from './lib/report.js';
-import { startSeededService, type BenchService } from './lib/server.js';
+import { startSeededService, type BenchService, type SeededService } from './lib/server.js';
 import { median, msSince } from './lib/stats.js';
 
 const B = 'bounded';
@@ -204,7 +204,7 @@ function expectStatus(answers: Answer[], status: number, what: string): void {
 async function run(): Promise<Figure[]> {
   const figures: Figure[] = [];
   let service = await startSeededService({ RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'warn' });
-  let raised: BenchService | undefined;
+  let raised: SeededService | undefined;
   try {
     progress('seeding 8 points × 100,000 values');
     let setup = await setUp(service);

@@ -1,5 +1,8 @@
 // The historian (issue 4): bulk ingest, the hourly-average hot path, history growth and latest values,
-// against the service with its embedded DuckDB value store on a fresh DATA_DIR.
+// against the service with its embedded DuckDB value store on a fresh DATA_DIR — or, with QUESTDB_ILP and
+// QUESTDB_PG set, on that QuestDB (a fresh QUESTDB_TABLE, dropped afterwards), where it also measures
+// QuestDB's own `SAMPLE BY 1h` average over the same rows (cold: each point's first query; warm) and
+// the same ingest into a DuckDB service in the same run (the ratio QuestDB / DuckDB).
 // - ingest: 100 NUMERIC points × 1 year at 1-minute spacing (52,560,000 values) POSTed to
 //   /rest/latest/point-values in batches of 10,000 consecutive minutes of one point, from 2 concurrent
 //   clients (each takes half of the points), Bearer JWT, rate limits off. Sustained values/s, the
@@ -7,8 +10,9 @@
 //   encoding the bodies (a byte template: no JSON.stringify). Baseline: PostgreSQL COPY rows/s into a
 //   classic row table (series_id, ts, value) with PRIMARY KEY (series_id, ts), in the same run.
 // - hot path: GET /point-values/single/<xid>?from=<year start>&to=<year end>&rollup=AVERAGE&
-//   timePeriodType=HOURS&timePeriods=1 (8,760 periods): sequential requests across 10 points after a
-//   warm-up, then autocannon with 10 connections cycling through them. Baseline: the same time-weighted
+//   timePeriodType=HOURS&timePeriods=1 (8,760 periods): cold (after a restart of the service, each point's
+//   first request), then sequential requests across 10 points after a warm-up, then autocannon with 10
+//   connections cycling through them. Baseline: the same time-weighted
 //   hourly averages (value in force at each hour start included) from one SQL statement on that row
 //   table, checked against the API to 1e-9 first (on an irregular sample and on a whole point).
 // - latest: GET /point-values/latest/<xid> under autocannon, 10 connections; baseline GET /health.
@@ -21,6 +25,7 @@
 //   npm run bench -- historian
 //   node --import tsx bench/historian.ts                                   (this benchmark alone)
 //   BENCH_HISTORIAN_POINTS=10 BENCH_HISTORIAN_DAYS=30 npm run bench -- historian   (a quick run)
+//   QUESTDB_ILP=http::addr=127.0.0.1:9000 QUESTDB_PG=postgres://admin:quest@127.0.0.1:8812/qdb npm run bench -- historian
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
@@ -33,7 +38,7 @@ import type { Benchmark } from './lib/benchmark.js';
 import { progress } from './lib/benchmark.js';
 import { load, loadSeconds, type LoadResult } from './lib/load.js';
 import { figure, printJsonLines, printTable, type Figure } from './lib/report.js';
-import { buildIfNeeded, startSeededService, type BenchService } from './lib/server.js';
+import { buildIfNeeded, startSeededService, type BenchService, type SeededService } from './lib/server.js';
 import { msSince, sleep } from './lib/stats.js';
 
 function envInt(name: string, fallback: number, min: number, max: number): number {
@@ -71,6 +76,15 @@ const GROWTH_RUNS = 100;
 const PG_WARMUP = 2;
 const PG_RUNS = 20;
 const DATABASE_URL = process.env.BENCH_DATABASE_URL || process.env.TEST_DATABASE_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+/** The QuestDB the service runs on (QUESTDB_ILP and QUESTDB_PG), with a table of this run's own. */
+const QUESTDB =
+  process.env.QUESTDB_ILP && process.env.QUESTDB_PG
+    ? { ilp: process.env.QUESTDB_ILP, pg: process.env.QUESTDB_PG, table: `bench_historian_${randomBytes(5).toString('hex')}` }
+    : undefined;
+const ENGINE = QUESTDB ? 'questdb' : 'duckdb';
+/** QuestDB's SAMPLE BY runs (warm) per point, after its first (cold) one. */
+const SAMPLE_BY_RUNS = 5;
 
 const TARGET = {
   valuesPerSecond: 1_000_000,
@@ -537,6 +551,83 @@ async function setUpPostgres(): Promise<Postgres> {
   }
 }
 
+// ---- points, cold reads, QuestDB's own SAMPLE BY ----
+
+/** Creates the bench's source and points; returns each point's id (its series in the value store). */
+async function createPoints(service: BenchService, token: string): Promise<Map<string, number>> {
+  await api(service, token, 'POST', '/rest/latest/data-sources', { xid: 'hist-ds', name: 'Historian bench', modelType: 'VIRTUAL' });
+  const ids = new Map<string, number>();
+  for (const xid of [...Array.from({ length: POINTS }, (_, p) => xidOf(p)), VERIFY_XID]) {
+    const point = await api<{ id: number }>(service, token, 'POST', '/rest/latest/data-points', {
+      xid,
+      name: `Historian ${xid}`,
+      dataSourceXid: 'hist-ds',
+      pointLocator: { dataType: 'NUMERIC', settable: true },
+    });
+    ids.set(xid, point.id);
+  }
+  return ids;
+}
+
+/** Each path read once, in turn: the latency of a first read. */
+async function firstReads(service: BenchService, token: string, paths: readonly string[]): Promise<Latency> {
+  const times: number[] = [];
+  for (const path of paths) {
+    const t = process.hrtime.bigint();
+    const res = await http(service.url + path, 'GET', { authorization: `Bearer ${token}` });
+    times.push(msSince(t));
+    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text.slice(0, 300)}`);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: quantile(times, 0.5), p99: quantile(times, 0.99), runs: times.length };
+}
+
+/**
+ * QuestDB's own hourly arithmetic average over the year of each point, over PG-wire: the first query
+ * per point (cold: compiled and read for the first time), then SAMPLE_BY_RUNS more (warm).
+ */
+async function questdbSampleBy(q: NonNullable<typeof QUESTDB>, series: readonly number[]): Promise<{ cold: Latency; warm: Latency }> {
+  const client = new pg.Client({ connectionString: q.pg });
+  await client.connect();
+  try {
+    const sql = (id: number) =>
+      `SELECT ts, avg(value) FROM ${q.table} WHERE series = '${id}' AND ts >= '${iso(START)}' AND ts < '${iso(END)}' AND NOT deleted SAMPLE BY 1h ALIGN TO CALENDAR`;
+    const cold: number[] = [];
+    const warm: number[] = [];
+    for (const id of series) {
+      const t = process.hrtime.bigint();
+      const { rows } = await client.query(sql(id));
+      cold.push(msSince(t));
+      if (rows.length !== HOURS) throw new Error(`SAMPLE BY of series ${id}: ${rows.length} hours, expected ${HOURS}`);
+    }
+    for (let r = 0; r < SAMPLE_BY_RUNS; r++) {
+      for (const id of series) {
+        const t = process.hrtime.bigint();
+        await client.query(sql(id));
+        warm.push(msSince(t));
+      }
+    }
+    const latency = (times: number[]): Latency => {
+      times.sort((a, b) => a - b);
+      return { p50: quantile(times, 0.5), p99: quantile(times, 0.99), runs: times.length };
+    };
+    return { cold: latency(cold), warm: latency(warm) };
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops the QuestDB tables of this run. */
+async function dropQuestDbTables(q: NonNullable<typeof QUESTDB>): Promise<void> {
+  const client = new pg.Client({ connectionString: q.pg });
+  await client.connect();
+  try {
+    for (const suffix of ['', '_hourly', '_pending', '_owner']) await client.query(`DROP TABLE IF EXISTS ${q.table}${suffix}`);
+  } finally {
+    await client.end();
+  }
+}
+
 // ---- the run ----
 
 function rollupPath(xid: string, from = START, to = END): string {
@@ -546,17 +637,15 @@ function rollupPath(xid: string, from = START, to = END): string {
 async function run(): Promise<Figure[]> {
   progress(`data set: ${POINTS} points × ${DAYS} days at 1-minute spacing = ${fmtInt(TOTAL)} values; PostgreSQL holds ${HOT.length} of them (${fmtInt(HOT.length * MINUTES)} rows): ${HOT.map(xidOf).join(', ')}`);
   const pgdb = await setUpPostgres();
-  let service: BenchService | undefined;
+  let service: SeededService | undefined;
   try {
     const copyRate = pgdb.copyRows / pgdb.copySeconds;
     progress(`postgresql: COPY ${fmtInt(pgdb.copyRows)} rows into (series_id, ts, value) with PRIMARY KEY in ${pgdb.copySeconds.toFixed(1)} s: ${fmtInt(copyRate)} rows/s (schema ${pgdb.schema})`);
 
-    service = await startSeededService({ RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'silent' });
-    const token = await createToken(service.url, await login(service.url), 6 * 3_600_000);
-    await api(service, token, 'POST', '/rest/latest/data-sources', { xid: 'hist-ds', name: 'Historian bench', modelType: 'VIRTUAL' });
-    for (const xid of [...Array.from({ length: POINTS }, (_, p) => xidOf(p)), VERIFY_XID]) {
-      await api(service, token, 'POST', '/rest/latest/data-points', { xid, name: `Historian ${xid}`, dataSourceXid: 'hist-ds', pointLocator: { dataType: 'NUMERIC', settable: true } });
-    }
+    const engineEnv: Record<string, string> = QUESTDB ? { QUESTDB_ILP: QUESTDB.ilp, QUESTDB_PG: QUESTDB.pg, QUESTDB_TABLE: QUESTDB.table } : {};
+    service = await startSeededService({ RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'silent', ...engineEnv });
+    let token = await createToken(service.url, await login(service.url), 6 * 3_600_000);
+    const pointIds = await createPoints(service, token);
     await sleep(500);
     const idleRss = rssMiB(service.child.pid!);
     progress(`service: ${POINTS + 1} points created, RSS ${idleRss.toFixed(0)} MiB; loading ${fmtInt(TOTAL)} values, ${CLIENTS} clients × ${POINTS / CLIENTS} points, batches of ${fmtInt(BATCH)}`);
@@ -575,6 +664,20 @@ async function run(): Promise<Figure[]> {
         `RSS max ${ing.rssMaxMiB.toFixed(0)} MiB (VmHWM ${ing.rssHwmMiB.toFixed(0)} MiB); load average ${ing.load.toFixed(2)}`,
     );
 
+    // -- on QuestDB: the same ingest into DuckDB, in the same run --
+    let duckIngest: Ingested | undefined;
+    if (QUESTDB) {
+      const duck = await startSeededService({ RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'silent' });
+      try {
+        const duckToken = await createToken(duck.url, await login(duck.url), 6 * 3_600_000);
+        await createPoints(duck, duckToken);
+        duckIngest = await ingest(duck, duckToken, queues, 'ingest into DuckDB (baseline)');
+        progress(`ingest into DuckDB, same data and clients: ${fmtInt(duckIngest.rps)} values/s; QuestDB / DuckDB ${(ing.rps / duckIngest.rps).toFixed(2)}`);
+      } finally {
+        await duck.stop();
+      }
+    }
+
     // -- the SQL checked against the API --
     const sample = verifySample();
     await api(service, token, 'POST', '/rest/latest/point-values', sample.map((v) => ({ xid: VERIFY_XID, value: v.value, timestamp: v.ts })), 200);
@@ -584,6 +687,16 @@ async function run(): Promise<Figure[]> {
     if (point0.length !== HOURS || point0.some((v) => v.value === null)) throw new Error(`${xidOf(0)}: expected ${HOURS} hourly averages`);
     const point0Diff = compare(xidOf(0), point0, await pgdb.hourly(0, START, END));
     progress(`SQL = API: irregular sample (${sample.length} values, 720 hours) max |diff| ${verifyDiff.toExponential(1)}; ${xidOf(0)} (${HOURS} hours) max |diff| ${point0Diff.toExponential(1)}`);
+
+    // -- cold: the first read of each hot point after a restart of the service --
+    service = await service.restart();
+    token = await createToken(service.url, await login(service.url), 6 * 3_600_000);
+    const cold = await firstReads(service, token, HOT.map((p) => rollupPath(xidOf(p))));
+    progress(`hot path, cold (first read of each of ${HOT.length} points after a restart): p50 ${cold.p50.toFixed(1)} ms, p99 ${cold.p99.toFixed(1)} ms`);
+    const sampleBy = QUESTDB ? await questdbSampleBy(QUESTDB, HOT.map((p) => pointIds.get(xidOf(p))!)) : undefined;
+    if (sampleBy) {
+      progress(`QuestDB SAMPLE BY 1h avg(value) over the same year: cold p50 ${sampleBy.cold.p50.toFixed(1)} ms, p99 ${sampleBy.cold.p99.toFixed(1)} ms; warm p50 ${sampleBy.warm.p50.toFixed(1)} ms, p99 ${sampleBy.warm.p99.toFixed(1)} ms`);
+    }
 
     // -- hot path over HTTP, then PostgreSQL --
     const headers = { authorization: `Bearer ${token}` };
@@ -662,8 +775,27 @@ async function run(): Promise<Figure[]> {
     const seqNote = `${HTTP_RUNS} sequential over ${HOT.length} points after ${HTTP_WARMUP_ROUNDS * HOT.length} warm-up, ${HOURS} hours each; PostgreSQL ${PG_RUNS} after ${PG_WARMUP}`;
     const loadNote = (r: LoadResult, seconds: number) => `${CONNECTIONS} conn, ${seconds} s, ${r.ok} ok${r.problems ? `; ${r.problems}` : ''}`;
     const growthNote = `${GROWTH.length} points, ${GROWTH_RUNS} sequential each; ${GROWTH_SPANS} older spans POSTed at ${fmtInt(growthIngest.rps)} values/s; target ratio ≤ ${TARGET.growthRatio}`;
+    const engineFigures: Figure[] = [
+      figure(B, `hot path: cold p50 (${ENGINE}, first read after restart)`, cold.p50, 'ms', 'warm HTTP p50, sequential', httpSeq.p50,
+        `each of ${HOT.length} points read once after the service restarted, p99 ${cold.p99.toFixed(1)} ms`),
+    ];
+    if (sampleBy) {
+      engineFigures.push(
+        figure(B, 'hot path vs QuestDB SAMPLE BY: cold p50', cold.p50, 'ms', 'QuestDB SAMPLE BY 1h avg, first query per point', sampleBy.cold.p50,
+          `our time-weighted hourly AVERAGE over HTTP after a service restart vs SELECT avg(value) … SAMPLE BY 1h over PG-wire, each of ${HOT.length} points once; target ratio < 1: ${met(cold.p50 < sampleBy.cold.p50)}`),
+        figure(B, 'hot path vs QuestDB SAMPLE BY: warm p50', httpSeq.p50, 'ms', 'QuestDB SAMPLE BY 1h avg, repeated', sampleBy.warm.p50,
+          `${SAMPLE_BY_RUNS} repeats per point for SAMPLE BY; target ratio < 1: ${met(httpSeq.p50 < sampleBy.warm.p50)}`),
+      );
+    }
+    if (duckIngest) {
+      engineFigures.push(
+        figure(B, 'ingest: QuestDB vs DuckDB (same run)', ing.rps, 'values/s', 'DuckDB service, same data and clients', duckIngest.rps,
+          `target ratio ≥ 0.5: ${met(ing.rps >= 0.5 * duckIngest.rps)}; QuestDB service CPU ${ing.serviceCpuSeconds.toFixed(0)} s (QuestDB's own CPU not counted), DuckDB service CPU ${duckIngest.serviceCpuSeconds.toFixed(0)} s`),
+      );
+    }
     return [
-      figure(B, 'ingest: POST /point-values', ing.rps, 'values/s', `PostgreSQL COPY into row table with PK (${fmtInt(pgdb.copyRows)} rows)`, copyRate,
+      ...engineFigures,
+      figure(B, `ingest: POST /point-values (${ENGINE})`, ing.rps, 'values/s', `PostgreSQL COPY into row table with PK (${fmtInt(pgdb.copyRows)} rows)`, copyRate,
         `${fmtInt(ing.values)} values (${span}), ${fmtInt(ing.batches)} batches of ${fmtInt(BATCH)}, ${CLIENTS} clients, ${ing.seconds.toFixed(1)} s; slowest 10 s ${fmtInt(ing.slowestWindow)}/s; ` +
           `service CPU ${ing.serviceCpuSeconds.toFixed(0)} s (${((ing.serviceCpuSeconds / ing.seconds) * 100).toFixed(0)} % of one core); load average ${ing.load.toFixed(1)} at the end; ` +
           `target ≥ ${fmtInt(TARGET.valuesPerSecond)}: ${met(ing.rps >= TARGET.valuesPerSecond)}`),
@@ -691,13 +823,14 @@ async function run(): Promise<Figure[]> {
   } finally {
     await service?.stop();
     await pgdb.close();
+    if (QUESTDB) await dropQuestDbTables(QUESTDB).catch(() => undefined);
     agent.destroy();
   }
 }
 
 export const historian: Benchmark = {
   name: 'historian',
-  description: `POST /point-values (${fmtInt(TOTAL)} values), hourly AVERAGE over ${DAYS} d vs PostgreSQL SQL, growth, latest vs /health`,
+  description: `POST /point-values (${fmtInt(TOTAL)} values) on ${ENGINE}, hourly AVERAGE over ${DAYS} d (cold and warm) vs PostgreSQL SQL${QUESTDB ? ' and QuestDB SAMPLE BY' : ''}, growth, latest vs /health`,
   run,
 };
 

@@ -36,8 +36,6 @@ export interface Config {
     /** QuestDB ILP/HTTP config string (http::addr=host:9000); with questdbPg, switches to QuestDB. */
     questdbIlp: string | undefined;
     questdbPg: string | undefined;
-    /** ILP protocol version; unset lets the client negotiate (older servers need 1). */
-    questdbProtocolVersion: 1 | 2 | undefined;
     /** The QuestDB table of point values (its companion tables take it as a prefix). */
     questdbTable: string;
     /** Values that may wait in the write buffer before writers are held back. */
@@ -188,10 +186,13 @@ function questdbSettings(env: Env): Config['values'] {
     throw new ConfigError('QUESTDB_ILP must look like http::addr=host:9000 (http or https)');
   }
   const version = env.QUESTDB_PROTOCOL_VERSION?.trim();
+  // The service speaks ILP version 1, which every QuestDB server takes (questdb/ilp.ts).
+  if (version !== undefined && version !== '' && version !== '1') {
+    throw new ConfigError(`QUESTDB_PROTOCOL_VERSION must be 1 (the ILP version this service speaks, which every QuestDB server takes), got "${version}"`);
+  }
   return {
     questdbIlp: ilp,
     questdbPg: pg,
-    questdbProtocolVersion: version ? (integer(env, 'QUESTDB_PROTOCOL_VERSION', 2, 1, 2) as 1 | 2) : undefined,
     questdbTable: tableName(env, 'QUESTDB_TABLE', 'point_values'),
     writeBufferValues: integer(env, 'WRITE_BUFFER_VALUES', 500_000, 1_000, 100_000_000),
     latestCachePoints: integer(env, 'LATEST_CACHE_POINTS', 100_000, 100, 100_000_000),

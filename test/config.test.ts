@@ -169,6 +169,16 @@ describe('loadConfig', () => {
       for (const ROLLUP_MAX_PERIODS of ['999', '10000001', '2e5', '-1']) assertRefused({ ROLLUP_MAX_PERIODS }, 'ROLLUP_MAX_PERIODS');
     });
 
+    it('QuestDB settings: only together, http(s) only, protocol version 1 only, a table name that is an identifier', () => {
+      const both = { QUESTDB_ILP: 'http::addr=q:9000', QUESTDB_PG: 'postgres://admin:quest@q:8812/qdb' };
+      assert.equal(loadConfig(both).values.questdbTable, 'point_values');
+      assert.equal(loadConfig({ ...both, QUESTDB_TABLE: 'site_7_values', QUESTDB_PROTOCOL_VERSION: '1' }).values.questdbTable, 'site_7_values');
+      assertRefused({ QUESTDB_ILP: both.QUESTDB_ILP }, 'QUESTDB_ILP');
+      assertRefused({ ...both, QUESTDB_ILP: 'tcp::addr=q:9009' }, 'QUESTDB_ILP');
+      assertRefused({ ...both, QUESTDB_PROTOCOL_VERSION: '2' }, 'QUESTDB_PROTOCOL_VERSION');
+      for (const QUESTDB_TABLE of ['Point_Values', '1values', 'a-b', 'a;drop', 'x'.repeat(64)]) assertRefused({ ...both, QUESTDB_TABLE }, 'QUESTDB_TABLE');
+    });
+
     it('DATABASE_SCHEMA that is not a plain lower-case identifier', () => {
       assertRefused({ DATABASE_SCHEMA: 'x; drop table users' }, 'DATABASE_SCHEMA');
     });

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { DuckDBDataChunk, DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { TimeSlice } from '../src/core/time-slice.js';
 import { appendColumns, appendRawRows, CHUNK_ROWS, createNumericChunk } from '../src/store/values/duckdb/chunks.js';
-import { sortRows } from '../src/store/values/duckdb/sort.js';
+import { sortRows } from '../src/store/values/sort.js';
 import { KEY_TYPES, SCHEMA } from '../src/store/values/duckdb/sql.js';
 import type { ValueBatch } from '../src/store/values/types.js';
 import { turnCounter } from './helpers/wait.js';

@@ -1,8 +1,8 @@
-// The DuckDB store's batch check and row order (src/store/values/duckdb/sort.ts): sortRows against a
+// The DuckDB store's batch check and row order (src/store/values/sort.ts): sortRows against a
 // plain comparison sort that keeps the last row per (series, ts).
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { MAX_TS, sortRows, validate } from '../src/store/values/duckdb/sort.js';
+import { MAX_TS, sortRows, validate } from '../src/store/values/sort.js';
 import type { ValueBatch } from '../src/store/values/types.js';
 
 function batchOf(rows: readonly [series: number, ts: number][]): ValueBatch {

@@ -170,22 +170,33 @@ function templateDataDir(): Promise<string> {
   return template;
 }
 
+export interface SeededService extends BenchService {
+  /** Stops the process and starts it again on the same data (a cold start: nothing cached in memory). */
+  restart(): Promise<SeededService>;
+}
+
 /** Starts the service on a copy of an initialised DATA_DIR; stop() also deletes the copy. */
-export async function startSeededService(env: Record<string, string> = {}): Promise<BenchService> {
+export async function startSeededService(env: Record<string, string> = {}): Promise<SeededService> {
   const dataDir = await tempDir();
-  let service: BenchService;
   try {
     await cp(join(await templateDataDir(), 'metadata'), join(dataDir, 'metadata'), { recursive: true });
-    service = await startService({ dataDir, env });
+    return seeded(await startService({ dataDir, env }), env);
   } catch (err) {
     await removeDir(dataDir);
     throw err;
   }
+}
+
+function seeded(service: BenchService, env: Record<string, string>): SeededService {
   return {
     ...service,
     async stop() {
       await service.stop();
-      await removeDir(dataDir);
+      await removeDir(service.dataDir);
+    },
+    async restart() {
+      await service.stop();
+      return seeded(await startService({ dataDir: service.dataDir, env }), env);
     },
   };
 }

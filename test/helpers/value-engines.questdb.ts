@@ -5,13 +5,6 @@ import pg from 'pg';
 import { openQuestDbStore, validateTableName } from '../../src/store/values/questdb/index.js';
 import { questdbSettings, registerValueEngine } from './value-engines.js';
 
-/** TEST_QUESTDB_PROTOCOL_VERSION=1|2 forces the ILP protocol version (default: the config string's, else negotiated). */
-const protocolVersion = ((): 1 | 2 | undefined => {
-  const raw = process.env.TEST_QUESTDB_PROTOCOL_VERSION;
-  if (raw === '1' || raw === '2') return Number(raw) as 1 | 2;
-  return undefined;
-})();
-
 export function newQuestDbTableName(): string {
   return `test_values_${randomBytes(6).toString('hex')}`;
 }
@@ -44,7 +37,7 @@ export function serviceValueStore(): { env: Record<string, string>; dispose(): P
   const table = newQuestDbTableName();
   const url = pgUrl;
   return {
-    env: { QUESTDB_ILP: ilp, QUESTDB_PG: url, QUESTDB_TABLE: table, ...(protocolVersion ? { QUESTDB_PROTOCOL_VERSION: String(protocolVersion) } : {}) },
+    env: { QUESTDB_ILP: ilp, QUESTDB_PG: url, QUESTDB_TABLE: table },
     dispose: () => dropQuestDbTable(url, table),
   };
 }
@@ -55,7 +48,7 @@ if (ilp && pgUrl) {
     name: 'questdb',
     async open() {
       const table = newQuestDbTableName();
-      const store = await openQuestDbStore({ ilp, pg: pgUrl, table, ...(protocolVersion ? { protocolVersion } : {}) });
+      const store = await openQuestDbStore({ ilp, pg: pgUrl, table });
       return {
         store,
         async dispose() {

@@ -18,19 +18,11 @@ import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue
 export interface BucketCacheOptions {
   /** Most bucket aggregates held over all series (default 500,000, about 60 MB). */
   maxBuckets?: number;
-  /**
-   * How long a window may be answered from memory (default: for ever). Writes through this cache
-   * keep it exact; a store other processes also write (QuestDB behind several instances) needs a
-   * bound on how stale their writes may be seen.
-   */
-  ttlMs?: number;
 }
 
 interface Window {
   lo: number;
   hi: number;
-  /** When it was read from the store (Date.now()). */
-  loadedAt: number;
   /** Non-empty buckets with lo <= start / BUCKET_MS < hi, ascending. */
   rows: BucketAggregate[];
 }
@@ -59,7 +51,6 @@ export class BucketCachedStore implements PointValueStore {
   /** Bumped when every window is dropped, so reads in flight for any series are not stored. */
   private generation = 0;
   private readonly maxBuckets: number;
-  private readonly ttlMs: number;
   private cachedBuckets = 0;
 
   constructor(
@@ -69,7 +60,6 @@ export class BucketCachedStore implements PointValueStore {
     this.engine = inner.engine;
     this.timeRange = inner.timeRange;
     this.maxBuckets = Math.max(0, options.maxBuckets ?? DEFAULT_MAX_BUCKETS);
-    this.ttlMs = options.ttlMs ?? Infinity;
   }
 
   /** Cached bucket aggregates over all series (for tests and diagnostics). */
@@ -112,11 +102,7 @@ export class BucketCachedStore implements PointValueStore {
     const lo = bucketCeil(from);
     const hi = bucketCeil(to);
     if (!(lo < hi)) return [];
-    let w = this.windows.get(series);
-    if (w && Date.now() - w.loadedAt > this.ttlMs) {
-      this.drop(series, w);
-      w = undefined;
-    }
+    const w = this.windows.get(series);
     if (w && w.lo <= lo && hi <= w.hi) {
       this.touch(series, w);
       return w.rows.slice(firstAtOrAfter(w.rows, lo), firstAtOrAfter(w.rows, hi));
@@ -129,9 +115,8 @@ export class BucketCachedStore implements PointValueStore {
       if (this.version(series) === version && this.windows.get(series) === w) this.extend(series, w, hi, tail);
       return head.concat(tail);
     }
-    const loadedAt = Date.now();
     const rows = await this.inner.buckets(series, from, to);
-    if (this.version(series) === version) this.install(series, { lo, hi, rows, loadedAt });
+    if (this.version(series) === version) this.install(series, { lo, hi, rows });
     return rows.slice();
   }
 

@@ -10,26 +10,24 @@ import { isStoreUnreachable } from '../unavailable.js';
 import type { PointValueStore } from './types.js';
 import { withUnavailableAsDomainError } from './unavailable-store.js';
 
-/** QuestDB may be written by other instances too: their writes show in the cache within this time. */
-const SHARED_STORE_CACHE_TTL_MS = 5_000;
-
 /**
  * `hooks`: the engine's logger and the durable-append hook (see ValueStoreHooks). `installation`: the
  * metadata store's id; a shared store (QuestDB) refuses to open a table another installation owns.
  */
 export async function openValueStore(config: Pick<Config, 'dataDir' | 'values'>, hooks: ValueStoreHooks = {}, installation?: string): Promise<PointValueStore> {
-  const { questdbIlp, questdbPg, questdbProtocolVersion, questdbTable } = config.values;
+  const { questdbIlp, questdbPg, questdbTable } = config.values;
   if (questdbIlp && questdbPg) {
     const store = await openQuestDbStore({
       ...hooks,
       ilp: questdbIlp,
       pg: questdbPg,
-      protocolVersion: questdbProtocolVersion,
       table: questdbTable,
       ...(installation !== undefined ? { installation } : {}),
     });
-    // A server can go away: its failures become the store's 503 (unavailable-store.ts).
-    return withUnavailableAsDomainError(withBucketCache(store, { ttlMs: SHARED_STORE_CACHE_TTL_MS }), (err) => isStoreUnreachable(err) || isWalWaitFailure(err));
+    // The cache stays exact from this instance's writes; another instance's writes to the same table
+    // are not seen by it until the cluster announces them (docs/ARCHITECTURE.md). A server can go away:
+    // its failures become the store's 503 (unavailable-store.ts).
+    return withUnavailableAsDomainError(withBucketCache(store), (err) => isStoreUnreachable(err) || isWalWaitFailure(err));
   }
   // The DuckDB file is this process's alone: every write passes the cache, which stays exact.
   return withBucketCache(await openDuckDbStore(join(config.dataDir, 'values'), { ...hooks, memoryLimit: config.values.duckdbMemoryLimit }));

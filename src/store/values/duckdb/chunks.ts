@@ -13,7 +13,7 @@ import {
 } from '@duckdb/node-api';
 import { TimeSlice } from '../../../core/time-slice.js';
 import type { ValueBatch } from '../types.js';
-import type { SortedRows } from './sort.js';
+import type { SortedRows } from '../sort.js';
 import { RAW_TYPES } from './sql.js';
 
 /** DuckDB's vector size: the most rows in one data chunk. */

@@ -19,7 +19,7 @@ import { appendColumns, appendRawRows, CHUNK_ROWS, createNumericChunk } from './
 import { PartialRows } from './partial-rows.js';
 import { readBuckets, toNewestOne, toStoredValues } from './results.js';
 import type { Pool, Session } from './sessions.js';
-import { MAX_TS, sortRows, validate, type SortedRows } from './sort.js';
+import { MAX_TS, sortRows, validate, type SortedRows } from '../sort.js';
 import { BUCKET_TYPES, COMPACT, KEY_TYPES, MERGE_TOUCHED, SQL } from './sql.js';
 import { TouchedBuckets } from './touched-buckets.js';
 

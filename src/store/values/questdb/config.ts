@@ -1,4 +1,4 @@
-// The QuestDB store's settings: its options, the table name rule and the ILP Sender configuration.
+// The QuestDB store's settings: its options, the table name rule and the ILP configuration string.
 import type { ValueStoreHooks } from '../hooks.js';
 
 export interface QuestDbStoreOptions extends ValueStoreHooks {
@@ -6,11 +6,6 @@ export interface QuestDbStoreOptions extends ValueStoreHooks {
   ilp: string;
   /** PostgreSQL-wire URL (QUESTDB_PG), e.g. `postgres://admin:quest@host:8812/qdb`. */
   pg: string;
-  /**
-   * ILP protocol version: 1 sends doubles as text (every server), 2 sends them binary (newer servers).
-   * Unset: the config string's `protocol_version`, else the client negotiates with the server.
-   */
-  protocolVersion?: 1 | 2;
   /** Table name (lower-case identifier); default `point_values`. */
   table?: string;
   /** How long append/delete wait for the WAL to be applied; default 30 s. */
@@ -29,21 +24,6 @@ export function validateTableName(name: string): string {
     throw new Error(`QuestDB table name must be a lower-case identifier ([a-z_][a-z0-9_]*), got "${name}"`);
   }
   return name;
-}
-
-/**
- * The Sender configuration: the caller's string with `auto_flush=off` (we choose the transaction
- * boundaries: one flush is one HTTP request is one transaction) and, when given, `protocol_version`.
- * Values may contain ';' escaped as ';;' (the client's config string syntax); a later key overrides.
- */
-export function buildSenderConfig(ilp: string, protocolVersion?: 1 | 2): string {
-  const { schema, settings } = parseIlpConfig(ilp);
-  settings.set('auto_flush', 'off');
-  settings.delete('auto_flush_rows');
-  settings.delete('auto_flush_interval');
-  if (protocolVersion !== undefined) settings.set('protocol_version', String(protocolVersion));
-  const body = [...settings].map(([k, v]) => `${k}=${v.replaceAll(';', ';;')}`).join(';');
-  return `${schema}::${body};`;
 }
 
 /** An ILP configuration string taken apart: `http` or `https`, and its settings in order. */

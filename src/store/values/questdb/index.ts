@@ -1,12 +1,16 @@
-// QuestDB point-value store: writes over ILP/HTTP (@questdb/nodejs-client), reads over the PostgreSQL
-// wire protocol (pg). Written from the QuestDB documentation; each file notes the facts it relies on:
-// config (options, Sender configuration), sql (table layout, statements), time (timestamps on the
-// wire), rows (PG-wire rows → values), ilp (rows out), wal (waiting for visibility), store, open.
-export { buildSenderConfig, DEFAULT_TABLE, validateTableName, type QuestDbStoreOptions } from './config.js';
-export { senderLog, validateBatch, writeRows, type IlpRowSink, type IlpSender } from './ilp.js';
+// QuestDB point-value store: writes over ILP/HTTP (our own line encoder and transport), reads over the
+// PostgreSQL wire protocol (pg), hourly aggregates kept in a table beside the values. Each file notes
+// the facts it relies on: config (options, the ILP configuration string), negotiate (the server check),
+// sql (tables, literal statements), ilp (lines and transport), hourly (aggregate rows), rows, time, wal
+// (waiting for visibility), owner (which installation owns the tables), store, open.
+export { DEFAULT_TABLE, parseIlpConfig, validateTableName, type QuestDbStoreOptions } from './config.js';
+export { foldRecomputed, hourlyRowToAggregate, planHourly, SeriesTails, type HourlyRow, type HourSpan, type NumericRow } from './hourly.js';
+export { ilpString, IlpLines, IlpRequestError, ilpTransport, validateTimestamp, type IlpTransport } from './ilp.js';
+export { announcedVersions, checkIlpServer, fetchSettings } from './negotiate.js';
 export { openQuestDbStore } from './open.js';
-export { bucketRowToAggregate, foldNumericRows, rowToStoredValue, type BucketRow, type NumericRow, type ValueRow } from './rows.js';
-export { checkSchema, createTableSql, statements, type TextType } from './sql.js';
-export { initQuestDbStore, RANGE_BATCH, type QuestDbConnections, type QuestDbStore, type QuestDbStoreInit } from './store.js';
-export { ceilToBucket, floorToBucket, MAX_TS_MS, microsParam, microsToMs, msParam } from './time.js';
-export { isWalWaitFailure, parseWalRow, waitForWalApply, WalApplyTimeoutError, WalSuspendedError, type WaitForWalOptions, type WalStatus } from './wal.js';
+export { claimTable, ownerTable } from './owner.js';
+export { field, rowToStoredValue, truthy, type ValueRow } from './rows.js';
+export { checkSchema, createTableStatements, seriesLiteral, statements, tableNames, tsLiteral } from './sql.js';
+export { initQuestDbStore, RANGE_BATCH, validateBatch, type QuestDbConnections, type QuestDbStore, type QuestDbStoreInit } from './store.js';
+export { ceilToBucket, floorToBucket, MAX_TS_MS, microsToMs, QUESTDB_TIME_RANGE } from './time.js';
+export { isWalWaitFailure, parseWalRow, WalApplyTimeoutError, WalSuspendedError, WalWatcher, type WalStatus, type WalWatcherOptions } from './wal.js';

@@ -1,14 +1,14 @@
-// Which ILP protocol version to speak. A server announces the versions it takes in GET /settings
-// (`line.proto.support.versions`, under `config` on newer servers); a server that announces none
-// (QuestDB before 8.3, whose /settings has no such key) speaks version 1. Version 2 sends doubles in
-// binary; we speak 1 or 2 (3 adds arrays and decimals, which we do not write).
+// The ILP server check at open. A server announces the protocol versions it takes in GET /settings
+// (`line.proto.support.versions`, under `config` on newer servers); one that announces none (QuestDB
+// before 8.3, whose /settings has no such key) takes version 1. We speak version 1, which every
+// server takes (2 only adds binary doubles, 3 arrays and decimals), so the check is that the server
+// answers, accepts our credentials and still lists 1.
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Logger } from 'pino';
+import { ConfigError } from '../../../config.js';
 import { parseIlpConfig } from './config.js';
-
-export type ProtocolVersion = 1 | 2;
 
 const SETTINGS_TIMEOUT_MS = 10_000;
 const VERSIONS_KEY = 'line.proto.support.versions';
@@ -20,11 +20,6 @@ export function announcedVersions(settings: unknown): number[] {
   const config = typeof record.config === 'object' && record.config !== null ? (record.config as Record<string, unknown>) : record;
   const versions = config[VERSIONS_KEY];
   return Array.isArray(versions) ? versions.map(Number).filter((v) => Number.isInteger(v)) : [];
-}
-
-/** The highest version both sides speak: 2 when announced, else 1. */
-export function chooseVersion(announced: readonly number[]): ProtocolVersion {
-  return announced.includes(2) ? 2 : 1;
 }
 
 /** GET /settings of the server the ILP configuration names, with its credentials and TLS options. */
@@ -64,19 +59,17 @@ export function fetchSettings(ilp: string, timeoutMs = SETTINGS_TIMEOUT_MS): Pro
 }
 
 /**
- * The version to speak: `explicit` (QUESTDB_PROTOCOL_VERSION) or the configuration string's own, else
- * what the server announces, with one log line saying which and why.
+ * Checks the server the ILP configuration names: it answers /settings (with the configuration's
+ * credentials) and takes protocol version 1, the one we speak (ilp.ts). Logs once what it announces.
  */
-export async function negotiateProtocolVersion(ilp: string, explicit: ProtocolVersion | undefined, log: Logger): Promise<ProtocolVersion> {
-  if (explicit !== undefined) return explicit;
-  const configured = parseIlpConfig(ilp).settings.get('protocol_version');
-  if (configured === '1' || configured === '2') return Number(configured) as ProtocolVersion;
+export async function checkIlpServer(ilp: string, log: Logger): Promise<void> {
   const announced = announcedVersions(await fetchSettings(ilp));
-  const version = chooseVersion(announced);
+  if (announced.length > 0 && !announced.includes(1)) {
+    throw new ConfigError(`QUESTDB_ILP: the QuestDB server takes ILP protocol versions ${announced.join(', ')}, not version 1, which this service speaks`);
+  }
   log.info(
     announced.length === 0
-      ? 'the QuestDB server announces no ILP protocol versions: speaking version 1'
-      : `the QuestDB server announces ILP protocol versions ${announced.join(', ')}: speaking version ${version}`,
+      ? 'the QuestDB server announces no ILP protocol versions (it takes version 1): speaking version 1'
+      : `the QuestDB server announces ILP protocol versions ${announced.join(', ')}: speaking version 1`,
   );
-  return version;
 }

@@ -1,44 +1,47 @@
-// The QuestDB store over its two connections: writes over ILP, one at a time through the shared
-// Sender, each waiting for the WAL to be applied; reads over PG-wire.
+// The QuestDB store: raw values and their hourly aggregates in QuestDB tables (sql.ts), written over
+// ILP/HTTP (ilp.ts), read over PG-wire with literal SQL.
 //
-// Deletes: QuestDB has no DELETE statement (its PG-wire docs list DELETE as unsupported). A range
-// delete must keep every other series' rows in the same partitions, so dropping or rewriting
-// partitions is out. We soft-delete instead: `UPDATE t SET deleted = true WHERE series_id = $1 AND
-// ts >= $2 AND ts < $3 AND NOT deleted`, and every read filters `NOT deleted`. A later write of the same
-// (series, ts) replaces the whole row through dedup and writes deleted = false explicitly, so the value
-// is back. UPDATE on a WAL table returns no row count, so delete() counts first, then updates, then
-// waits for the WAL to be applied like append does. Deleted rows keep their disk space.
+// An append, under one FIFO lock (so the hourly rows of a series are built on its previous append):
+// 1. unless the append is one request with nothing to recompute (the usual case: QuestDB parses a whole
+//    request before it commits any of its tables, so its raw and hourly rows stand or fall together),
+//    the intent: one t_pending row per series with the span it touches, committed first;
+// 2. the raw rows, and the hourly rows of values that continue their series (hourly.ts), in requests of
+//    at most MAX_REQUEST_BYTES;
+// 3. for late or rewritten values, once the raw rows are applied, their hours recomputed from them;
+// 4. the WAL of both tables applied (QuestDB applies committed WAL transactions in the background), so
+//    a read after append() returns sees the values and their hours; this wait is outside the lock, so
+//    the next append is already sent while it runs;
+// 5. the intent marked done with the next write (or at close).
+// A crash between 1 and 5 leaves the intent undone, and opening the store recomputes its hours; a failed
+// append leaves its spans to be recomputed before the next write. So t_hourly never stays wrong.
 //
-// Durability is QuestDB's commit mode (`cairo.commit.mode`): every mode survives a crash of the
-// QuestDB process; only `sync` (or `adaptive`, 10.2+) survives an OS crash or power loss.
+// Deletes: QuestDB has no DELETE statement; rows are soft-deleted (deleted = true; every read filters
+// NOT deleted, and writing the (series, ts) again brings a value back), then their hours are recomputed.
 //
-// Buckets: pushed down as one query per call (see statements().buckets). Window functions with
-// lead/lag are recent, so opening probes the query once and, on a server that rejects it, buckets()
-// folds the ordered numeric rows in JS instead (foldNumericRows).
+// Durability is QuestDB's commit mode (`cairo.commit.mode`): every mode survives a crash of the QuestDB
+// process; only `sync` survives an OS crash or power loss.
 import type { Logger } from 'pino';
+import { ConfigError } from '../../../config.js';
 import { appendedHook, engineLogger, type ValueStoreHooks } from '../hooks.js';
+import { sortRows } from '../sort.js';
 import type { BucketAggregate, PointValueStore, StoredValue, ValueBatch } from '../types.js';
-import { validateTableName } from './config.js';
-import { validateBatch, writeRows, type IlpSender } from './ilp.js';
-import { bucketRowToAggregate, foldNumericRows, rowToStoredValue, type BucketRow, type NumericRow, type ValueRow } from './rows.js';
-import { checkSchema, createTableSql, statements, type Statements } from './sql.js';
-import { ceilToBucket, microsParam, msParam, QUESTDB_TIME_RANGE } from './time.js';
-import { parseWalRow, waitForWalApply, type WalStatus } from './wal.js';
+import { foldRecomputed, hourlyRowToAggregate, planHourly, SeriesTails, type HourlyRow, type HourSpan, type NumericRow } from './hourly.js';
+import { IlpLines, validateTimestamp, type IlpTransport } from './ilp.js';
+import { field, rowToStoredValue, type ValueRow } from './rows.js';
+import { checkSchema, createTableStatements, statements, tableNames, type Statements } from './sql.js';
+import { ceilToBucket, floorToBucket, microsToMs, QUESTDB_TIME_RANGE } from './time.js';
+import { parseWalRow, WalWatcher } from './wal.js';
 
 /** The store, plus what the QuestDB-specific tests look at. */
 export interface QuestDbStore extends PointValueStore {
   readonly engine: 'questdb';
   readonly table: string;
-  /** True when buckets() runs in SQL (window functions lead/lag available); false: folded in JS. */
-  readonly bucketsInSql: boolean;
-  /** buckets() computed from raw rows in JS (the fallback path), for comparison in tests. */
-  bucketsFromRows(series: number, from: number, to: number): Promise<BucketAggregate[]>;
 }
 
-/** The two connections the store works through: PG-wire queries and the ILP sender. */
+/** The two connections the store works through: PG-wire queries and ILP over HTTP. */
 export interface QuestDbConnections {
-  query<T extends object>(text: string, values?: unknown[]): Promise<T[]>;
-  sender: IlpSender;
+  query<T extends object>(text: string): Promise<T[]>;
+  ilp: IlpTransport;
   /** Closes the PG-wire side (the pool). */
   end(): Promise<void>;
 }
@@ -46,19 +49,17 @@ export interface QuestDbConnections {
 export interface QuestDbStoreInit extends ValueStoreHooks {
   table: string;
   applyTimeoutMs?: number;
-  sleep?: (ms: number) => Promise<void>;
-  now?: () => number;
 }
 
 const DEFAULT_APPLY_TIMEOUT_MS = 30_000;
 /** Rows per range() batch. */
 export const RANGE_BATCH = 10_000;
-/** An append is flushed (one HTTP request, one transaction) whenever its buffer grows past this. */
-const FLUSH_BYTES = 8 * 1024 * 1024;
-/** Rows handed to the Sender between checks of the buffer size. */
-const ROWS_PER_WRITE = 1_000;
+/** How often an append polls wal_tables() while its rows are applied. */
+const WAL_POLL_MS = 3;
+/** An append is sent in requests of about this size (each a commit per table). */
+const MAX_REQUEST_BYTES = 8 * 1024 * 1024;
 
-/** A FIFO lock: the Sender's buffer is shared, so appends build and flush one at a time. */
+/** A FIFO lock: appends and deletes of one store run one at a time, in order. */
 function mutex(): <T>(fn: () => Promise<T>) => Promise<T> {
   let tail: Promise<unknown> = Promise.resolve();
   return <T>(fn: () => Promise<T>) => {
@@ -69,43 +70,31 @@ function mutex(): <T>(fn: () => Promise<T>) => Promise<T> {
 }
 
 /**
- * Creates (or checks) the table, probes for window functions and returns the store over the given
- * connections; closes them when it fails. openQuestDbStore's second half, separate for tests.
+ * Creates (or checks) the tables, recomputes the hours of intents a crash left undone, and returns
+ * the store over the given connections; closes them when it fails.
  */
 export async function initQuestDbStore(conn: QuestDbConnections, opts: QuestDbStoreInit): Promise<QuestDbStore> {
-  const table = validateTableName(opts.table);
-  const sql = statements(table);
+  const names = tableNames(opts.table);
+  const sql = statements(opts.table);
   const log = engineLogger(opts.log, 'questdb');
-  let bucketsInSql = false;
   try {
-    await createTable(conn.query, table);
-    const problems = checkSchema(await conn.query<Record<string, unknown>>(sql.columns));
-    if (problems.length) throw new Error(`QuestDB table ${table} exists with another layout: ${problems.join('; ')}`);
-    // Window functions (lead/lag) are recent; probe once on an empty range and fall back to JS folding.
-    try {
-      await conn.query(sql.buckets, [-1, msParam(0), msParam(1)]);
-      bucketsInSql = true;
-    } catch {
-      log.info('the server has no window functions: buckets() folds raw rows in JS');
+    for (const statement of createTableStatements(opts.table)) await conn.query(statement);
+    for (const kind of ['raw', 'hourly', 'pending'] as const) {
+      const problems = checkSchema(kind, await conn.query<Record<string, unknown>>(sql.columns(names[kind])));
+      if (problems.length) {
+        throw new ConfigError(
+          `QUESTDB_TABLE: QuestDB table ${names[kind]} exists with another layout (${problems.join('; ')}): ` +
+            'it was made by another program or an older version of this one; choose another QUESTDB_TABLE',
+        );
+      }
     }
+    const store = new QuestDbValueStore(conn, sql, opts, log);
+    await store.recoverIntents();
+    return store;
   } catch (err) {
-    await conn.sender.close().catch(() => undefined);
+    await conn.ilp.close().catch(() => undefined);
     await conn.end().catch(() => undefined);
     throw err;
-  }
-  return new QuestDbValueStore(conn, sql, bucketsInSql, { ...opts, table }, log);
-}
-
-/** CREATE TABLE with VARCHAR columns; a server older than 8.0 does not know VARCHAR, so retry with STRING. */
-async function createTable(query: (text: string) => Promise<unknown>, table: string): Promise<void> {
-  try {
-    await query(createTableSql(table, 'VARCHAR'));
-  } catch (err) {
-    try {
-      await query(createTableSql(table, 'STRING'));
-    } catch {
-      throw err;
-    }
   }
 }
 
@@ -113,158 +102,314 @@ class QuestDbValueStore implements QuestDbStore {
   readonly engine = 'questdb' as const;
   readonly timeRange = QUESTDB_TIME_RANGE;
   readonly table: string;
-  private readonly query: QuestDbConnections['query'];
-  private readonly ilp: IlpSender;
+  private readonly names: ReturnType<typeof tableNames>;
   private readonly exclusive = mutex();
   private readonly appended: (values: number) => void;
+  private readonly tails = new SeriesTails();
+  /** Intent rows to mark done with the next write (their hourly rows are durable). */
+  private doneLines: Buffer[] = [];
+  /** Spans of failed writes, recomputed before the next one. */
+  private repair: HourSpan[] = [];
+  private nextIntent = Date.now() * 1000;
   private closed = false;
+  private readonly wal: WalWatcher;
 
   constructor(
     private readonly conn: QuestDbConnections,
     private readonly sql: Statements,
-    readonly bucketsInSql: boolean,
     private readonly opts: QuestDbStoreInit,
-    log: Logger,
+    private readonly log: Logger,
   ) {
     this.table = opts.table;
-    this.query = conn.query;
-    this.ilp = conn.sender;
+    this.names = tableNames(opts.table);
     this.appended = appendedHook(opts.onAppended, log);
+    this.wal = new WalWatcher({
+      read: async (tables) => {
+        const rows = await this.conn.query<Record<string, unknown>>(this.sql.walStatus(tables));
+        return new Map(rows.map((row) => [String(field(row, 'name')), parseWalRow(row)]));
+      },
+      timeoutMs: opts.applyTimeoutMs ?? DEFAULT_APPLY_TIMEOUT_MS,
+      pollMs: WAL_POLL_MS,
+    });
   }
 
   async append(batch: ValueBatch): Promise<void> {
     this.checkOpen();
     if (batch.length === 0) return;
     validateBatch(batch);
-    await this.exclusive(() => this.send(batch));
-    await this.waitApplied();
+    // Built and sent in order under the lock; the wait for the WAL apply is outside it, so the next
+    // append is sent while this one becomes visible (pipelining).
+    const intent = await this.exclusive(() => this.write(batch));
+    await this.waitApplied(this.names.raw, this.names.hourly);
+    if (intent) this.doneLines.push(intent);
     this.appended(batch.length);
   }
 
   async latest(series: number, limit: number): Promise<StoredValue[]> {
     this.checkOpen();
     if (!(limit >= 1)) return [];
-    const rows = await this.query<ValueRow>(this.sql.latest, [series, Math.floor(limit)]);
-    return rows.map(rowToStoredValue);
+    return (await this.conn.query<ValueRow>(this.sql.latest(series, Math.floor(limit)))).map(rowToStoredValue);
   }
 
   async *range(series: number, from: number, to: number, limit?: number): AsyncIterable<StoredValue[]> {
     this.checkOpen();
     let remaining = limit === undefined ? Infinity : Math.floor(limit);
     if (!(remaining > 0) || !(to > from) || to <= 0) return;
-    const upper = msParam(to);
-    let lower = msParam(from);
-    let first = true;
+    let lower = from;
+    let exclusive = false;
     while (remaining > 0) {
       const n = Math.min(RANGE_BATCH, remaining);
-      const rows = await this.query<ValueRow>(first ? this.sql.rangeFirst : this.sql.rangeNext, [series, lower, upper, n]);
+      const rows = await this.conn.query<ValueRow>(this.sql.range(series, lower, to, n, exclusive));
       if (rows.length === 0) return;
-      yield rows.map(rowToStoredValue);
+      const values = rows.map(rowToStoredValue);
+      yield values;
       remaining -= rows.length;
       if (rows.length < n) return;
-      lower = microsParam(BigInt(rows[rows.length - 1]!.ts_us));
-      first = false;
+      lower = values[values.length - 1]!.ts;
+      exclusive = true;
     }
   }
 
   async valueAt(series: number, t: number): Promise<StoredValue | undefined> {
     this.checkOpen();
     if (!(t >= 0)) return undefined;
-    const rows = await this.query<ValueRow>(this.sql.valueAt, [series, msParam(Math.floor(t) + 1)]);
-    return rows[0] ? rowToStoredValue(rows[0]) : undefined;
+    const [row] = await this.conn.query<ValueRow>(this.sql.valueAt(series, Math.min(t, QUESTDB_TIME_RANGE.max)));
+    return row ? rowToStoredValue(row) : undefined;
   }
 
   async buckets(series: number, from: number, to: number): Promise<BucketAggregate[]> {
     this.checkOpen();
-    if (!this.bucketsInSql) return this.foldRows(series, from, to);
     const lo = ceilToBucket(from);
     const hi = ceilToBucket(to);
     if (!(hi > lo)) return [];
-    const rows = await this.query<BucketRow>(this.sql.buckets, [series, msParam(lo), msParam(hi)]);
-    return rows.map(bucketRowToAggregate);
-  }
-
-  bucketsFromRows(series: number, from: number, to: number): Promise<BucketAggregate[]> {
-    this.checkOpen();
-    return this.foldRows(series, from, to);
+    return (await this.conn.query<HourlyRow>(this.sql.buckets(series, lo, hi))).map(hourlyRowToAggregate);
   }
 
   async delete(series: number, from: number, to: number): Promise<number> {
     this.checkOpen();
     if (!(to > from) || to <= 0) return 0;
-    const params = [series, msParam(from), msParam(to)];
-    // Under the append lock, so a concurrent append of this range is ordered before or after it.
+    // Under the lock, so a concurrent append of this range is ordered before or after it.
     return this.exclusive(async () => {
-      const [row] = await this.query<{ n: string | number }>(this.sql.countLive, params);
+      await this.repairFailed();
+      const [row] = await this.conn.query<{ n: string | number }>(this.sql.countLive(series, from, to));
       const n = Number(row?.n ?? 0);
       if (n === 0) return 0;
-      await this.query(this.sql.softDelete, params);
-      await this.waitApplied();
+      const span: HourSpan = { series, from: floorToBucket(Math.max(0, from)), to: ceilToBucket(Math.min(to, QUESTDB_TIME_RANGE.max + 1)) };
+      const intent = await this.beginIntent([span]);
+      try {
+        await this.conn.query(this.sql.softDelete(series, from, to));
+        await this.waitApplied(this.names.raw);
+        await this.recompute([span]);
+      } catch (err) {
+        this.failed([span]);
+        throw err;
+      }
+      this.tails.forget(series);
+      this.doneLines.push(intent);
       return n;
     });
   }
 
   async ping(): Promise<void> {
     this.checkOpen();
-    await this.query('SELECT 1');
+    await this.conn.query('SELECT 1');
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    await this.exclusive(async () => undefined); // let a running append or delete finish
+    await this.exclusive(async () => {
+      // Mark the last intents done, so the next open has nothing to recompute.
+      if (this.doneLines.length > 0 && this.repair.length === 0) await this.conn.ilp.send(this.takeDone()).catch(() => undefined);
+    });
     try {
-      await this.ilp.close();
+      await this.conn.ilp.close();
     } finally {
       await this.conn.end();
     }
+  }
+
+  /** At open: the hours of intents a crash left undone are recomputed, then marked done. */
+  async recoverIntents(): Promise<void> {
+    const undone = await this.conn.query<IntentRow>(this.sql.undoneIntents());
+    if (undone.length > 0) {
+      this.log.warn({ intents: undone.length }, 'recomputing the hourly rows of writes a stop left unfinished');
+      const spans = undone.map((r) => ({ series: Number(r.series), from: Number(r.ms_from), to: Number(r.ms_to) }));
+      await this.waitApplied(this.names.raw);
+      await this.recompute(spans);
+      const done = new IlpLines();
+      for (const r of undone) done.intent(this.names.pending, Number(r.id), Number(r.series), Number(r.ms_from), Number(r.ms_to), true, Number(r.ts_us));
+      await this.conn.ilp.send(done.take());
+      await this.waitApplied(this.names.pending);
+    }
+    // Intents older than a month are all done or replayed by now; their partitions can go.
+    await this.conn.query(this.sql.dropOldIntents()).catch((err: unknown) => this.log.debug({ err }, 'no old intent partition dropped'));
   }
 
   private checkOpen(): void {
     if (this.closed) throw new Error('QuestDB store is closed');
   }
 
-  /** The batch through the Sender, flushed every FLUSH_BYTES (each flush one HTTP request: one transaction, committed when it returns). */
-  private async send(batch: ValueBatch): Promise<void> {
+  /**
+   * Steps 1–3 of the header comment, under the lock; returns the done lines of the intent (step 5, once
+   * the caller has seen the rows applied).
+   */
+  private async write(batch: ValueBatch): Promise<Buffer | undefined> {
+    await this.repairFailed();
+    const sorted = sortRows(batch);
+    await this.loadTails(sorted.segSeries);
+    const plan = planHourly(batch, sorted, this.tails);
+    const lines = this.rowLines(batch, sorted.perm, sorted.n, plan.rows);
+    const spans: HourSpan[] = [];
+    for (let g = 0; g < sorted.segSeries.length; g++) {
+      const first = batch.ts[sorted.perm[sorted.segStart[g]!]!]!;
+      const last = batch.ts[sorted.perm[sorted.segEnd[g]! - 1]!]!;
+      spans.push({ series: sorted.segSeries[g]!, from: floorToBucket(first), to: ceilToBucket(last + 1) });
+    }
+    // One request commits its raw and hourly rows together (QuestDB parses the whole request before it
+    // commits any table): an append that fits in one and needs no recompute writes no intent.
+    const oneRequest = plan.recompute.length === 0 && lines.length <= MAX_REQUEST_BYTES;
+    const intent = oneRequest ? undefined : await this.beginIntent(spans);
     try {
-      let start = 0;
-      while (start < batch.length) {
-        let end = start;
-        let bytes = 0;
-        while (end < batch.length && bytes < FLUSH_BYTES) {
-          const next = Math.min(batch.length, end + ROWS_PER_WRITE);
-          bytes += await writeRows(this.ilp, this.table, batch, end, next);
-          end = next;
-        }
-        await this.ilp.flush();
-        start = end;
+      if (oneRequest) await this.conn.ilp.send(Buffer.concat([this.takeDone(), lines]));
+      else for (const request of splitLines(lines, MAX_REQUEST_BYTES)) await this.conn.ilp.send(request);
+      if (plan.recompute.length > 0) {
+        await this.waitApplied(this.names.raw);
+        await this.recompute(plan.recompute);
       }
     } catch (err) {
-      this.ilp.reset(); // drop a half-built row or an unsent chunk; the next append starts clean
+      this.failed(spans);
       throw err;
     }
+    for (const [series, tail] of plan.tails) this.tails.set(series, tail);
+    return intent;
   }
 
-  private waitApplied(): Promise<WalStatus> {
-    const { sleep, now } = this.opts;
-    return waitForWalApply({
-      table: this.table,
-      read: () => this.readWal(),
-      timeoutMs: this.opts.applyTimeoutMs ?? DEFAULT_APPLY_TIMEOUT_MS,
-      ...(sleep ? { sleep } : {}),
-      ...(now ? { now } : {}),
-    });
+  /** Writes the intent rows of `spans` (with the done marks of earlier writes); returns their done lines. */
+  private async beginIntent(spans: readonly HourSpan[]): Promise<Buffer> {
+    const id = this.nextIntent++;
+    const lines = new IlpLines();
+    const done = new IlpLines();
+    for (const span of spans) {
+      lines.intent(this.names.pending, id, span.series, span.from, span.to, false, id);
+      done.intent(this.names.pending, id, span.series, span.from, span.to, true, id);
+    }
+    await this.conn.ilp.send(Buffer.concat([this.takeDone(), lines.take()]));
+    return done.take();
   }
 
-  private async readWal(): Promise<WalStatus | undefined> {
-    const rows = await this.query<Record<string, unknown>>(this.sql.walStatus, [this.table]);
-    return rows[0] ? parseWalRow(rows[0]) : undefined;
+  private takeDone(): Buffer {
+    const lines = Buffer.concat(this.doneLines);
+    this.doneLines = [];
+    return lines;
   }
 
-  private async foldRows(series: number, from: number, to: number): Promise<BucketAggregate[]> {
-    const lo = ceilToBucket(from);
-    const hi = ceilToBucket(to);
-    if (!(hi > lo)) return [];
-    return foldNumericRows(await this.query<NumericRow>(this.sql.numericRows, [series, msParam(lo), msParam(hi)]));
+  /** Raw rows (in sorted order, one per (series, ts)), then hourly rows: QuestDB commits tables in that order. */
+  private rowLines(batch: ValueBatch, perm: Uint32Array, n: number, hourly: HourlyRowsToWrite): Buffer {
+    const lines = new IlpLines();
+    const { raw } = this.names;
+    for (let k = 0; k < n; k++) {
+      const i = perm[k]!;
+      lines.value(raw, batch.series[i]!, batch.ts[i]!, batch.value[i]!, batch.text?.[i] ?? null, batch.annotation?.[i] ?? null);
+    }
+    for (const { series, aggregate } of hourly) lines.hourly(this.names.hourly, series, aggregate);
+    return lines.take();
+  }
+
+  /** Recomputes the hours of `spans` from the (applied) raw rows and writes them, then waits for them. */
+  private async recompute(spans: readonly HourSpan[]): Promise<void> {
+    const bySeries = new Map<number, HourSpan[]>();
+    for (const span of spans) {
+      let list = bySeries.get(span.series);
+      if (!list) bySeries.set(span.series, (list = []));
+      list.push(span);
+    }
+    const lines = new IlpLines();
+    for (const [series, list] of bySeries) {
+      const from = Math.min(...list.map((s) => s.from));
+      const to = Math.max(...list.map((s) => s.to));
+      const existing = new Set(
+        (await this.conn.query<{ bucket_us: string | number }>(this.sql.hourStarts(series, from, to))).map((r) => microsToMs(r.bucket_us)),
+      );
+      const rows = await this.conn.query<NumericRow>(this.sql.numericRows([series], from, to));
+      const recomputed = foldRecomputed(rows, list, new Map([[series, existing]]));
+      for (const { aggregate } of recomputed.rows) lines.hourly(this.names.hourly, series, aggregate);
+      for (const { start } of recomputed.emptyHours) lines.emptyHour(this.names.hourly, series, start);
+      if (lines.size >= MAX_REQUEST_BYTES) await this.conn.ilp.send(lines.take());
+      this.tails.forget(series);
+    }
+    if (lines.length > 0) await this.conn.ilp.send(lines.take());
+    await this.waitApplied(this.names.hourly);
+  }
+
+  /** A write failed part-way: what it may have committed is made consistent before the next write. */
+  private failed(spans: readonly HourSpan[]): void {
+    this.repair.push(...spans);
+    for (const span of spans) this.tails.forget(span.series);
+  }
+
+  private async repairFailed(): Promise<void> {
+    if (this.repair.length === 0) return;
+    const spans = this.repair;
+    await this.waitApplied(this.names.raw);
+    await this.recompute(spans);
+    this.repair = this.repair.slice(spans.length);
+    this.log.info({ spans: spans.length }, 'recomputed the hourly rows of a failed write');
+  }
+
+  /** Loads the tails of the series not known yet (one query for all of them). */
+  private async loadTails(series: readonly number[]): Promise<void> {
+    const unknown = this.tails.unknown(series);
+    if (unknown.length === 0) return;
+    const newest = new Map<number, BucketAggregate>();
+    for (let i = 0; i < unknown.length; i += 1000) {
+      const chunk = unknown.slice(i, i + 1000);
+      for (const row of await this.conn.query<HourlyRow & { series: number | string }>(this.sql.tails(chunk))) {
+        newest.set(Number(row.series), hourlyRowToAggregate(row));
+      }
+    }
+    this.tails.load(unknown, newest);
+  }
+
+  /** Waits until everything committed to these tables so far is applied (visible to reads). */
+  private waitApplied(...tables: string[]): Promise<void> {
+    return this.wal.applied(...tables);
+  }
+}
+
+type HourlyRowsToWrite = readonly { series: number; aggregate: BucketAggregate }[];
+
+/** `lines` cut into requests of at most about `max` bytes, each ending at a line's end. */
+function splitLines(lines: Buffer, max: number): Buffer[] {
+  const out: Buffer[] = [];
+  let start = 0;
+  while (lines.length - start > max) {
+    const cut = lines.lastIndexOf(0x0a, start + max - 1);
+    const end = cut >= start ? cut + 1 : lines.indexOf(0x0a, start + max) + 1 || lines.length;
+    out.push(lines.subarray(start, end));
+    start = end;
+  }
+  if (start < lines.length) out.push(lines.subarray(start));
+  return out;
+}
+
+interface IntentRow {
+  id: string | number;
+  series: number;
+  ms_from: string | number;
+  ms_to: string | number;
+  ts_us: string | number;
+}
+
+/** Rejects a batch QuestDB cannot store as given, before anything is sent. */
+export function validateBatch(batch: ValueBatch): void {
+  const { length } = batch;
+  if (batch.series.length < length || batch.ts.length < length || batch.value.length < length) {
+    throw new RangeError('ValueBatch columns are shorter than its length');
+  }
+  for (let i = 0; i < length; i++) {
+    validateTimestamp(batch.ts[i]!, i);
+    const v = batch.value[i]!;
+    if (v === Number.POSITIVE_INFINITY || v === Number.NEGATIVE_INFINITY) throw new RangeError(`row ${i}: value ${v} is not finite`);
   }
 }

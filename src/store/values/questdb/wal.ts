@@ -1,8 +1,10 @@
-// Waiting for a write to become visible. An ILP/HTTP request is one transaction, committed to the
-// WAL sequencer when the request returns; a WAL apply job makes it visible to readers later. So after
-// the flush the store reads wal_tables() and polls until writerTxn >= the sequencerTxn it saw (the
-// QuestDB cookbook's "check transaction applied" recipe), failing on a suspended table or after a
-// timeout. Such a failure leaves the write committed; retrying the append is harmless thanks to dedup.
+// Waiting for a write to become visible. An ILP/HTTP request is one transaction per table, committed to
+// the WAL sequencer when the request returns; a WAL apply job makes it visible to readers later. So a
+// writer waits until a wal_tables() read that started after its commit shows writerTxn >= the
+// sequencerTxn it saw then (the QuestDB cookbook's "check transaction applied" recipe), failing on a
+// suspended table or after a timeout. Such a failure leaves the write committed; retrying the append
+// is harmless thanks to dedup. One watcher polls for all the waiting writers of a store (one query
+// per round, however many appends are waiting), since each wal_tables() read costs the server too.
 import { field, truthy } from './rows.js';
 
 export interface WalStatus {
@@ -89,4 +91,88 @@ export async function waitForWalApply(opts: WaitForWalOptions): Promise<WalStatu
  */
 export function isWalWaitFailure(err: unknown): boolean {
   return err instanceof WalApplyTimeoutError || err instanceof WalSuspendedError;
+}
+
+interface Waiter {
+  tables: readonly string[];
+  /** Poll rounds started before the waiter came: those cannot tell it anything. */
+  afterRound: number;
+  target: Map<string, number> | undefined;
+  deadline: number;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+export interface WalWatcherOptions {
+  /** Reads wal_tables() rows of these tables (by name). */
+  read: (tables: readonly string[]) => Promise<Map<string, WalStatus>>;
+  timeoutMs: number;
+  /** Pause between rounds while writers wait. */
+  pollMs: number;
+  now?: () => number;
+}
+
+/**
+ * Waits, for any number of writers at once, until what each had committed is applied: one
+ * wal_tables() read per round serves every waiting writer.
+ */
+export class WalWatcher {
+  private readonly waiters = new Set<Waiter>();
+  private round = 0;
+  private polling = false;
+  private readonly now: () => number;
+
+  constructor(private readonly opts: WalWatcherOptions) {
+    this.now = opts.now ?? Date.now;
+  }
+
+  /** Resolves once everything committed to `tables` before the call is applied. */
+  applied(...tables: string[]): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.waiters.add({ tables, afterRound: this.round, target: undefined, deadline: this.now() + this.opts.timeoutMs, resolve, reject });
+      if (!this.polling) void this.poll();
+    });
+  }
+
+  private async poll(): Promise<void> {
+    this.polling = true;
+    try {
+      while (this.waiters.size > 0) {
+        const round = ++this.round;
+        const tables = [...new Set([...this.waiters].flatMap((w) => w.tables))];
+        let statuses: Map<string, WalStatus>;
+        try {
+          statuses = await this.opts.read(tables);
+        } catch (err) {
+          for (const w of this.waiters) w.reject(err);
+          this.waiters.clear();
+          return;
+        }
+        for (const w of this.waiters) this.settle(w, round, statuses);
+        if (this.waiters.size > 0) await new Promise((r) => setTimeout(r, this.opts.pollMs));
+      }
+    } finally {
+      this.polling = false;
+    }
+  }
+
+  private settle(w: Waiter, round: number, statuses: Map<string, WalStatus>): void {
+    if (round <= w.afterRound) return; // this read may have started before the writer's commit
+    const done = (fail?: unknown) => {
+      this.waiters.delete(w);
+      if (fail === undefined) w.resolve();
+      else w.reject(fail);
+    };
+    w.target ??= new Map();
+    for (const table of w.tables) {
+      const status = statuses.get(table);
+      if (!status) return done(new Error(`QuestDB table ${table} is not listed by wal_tables(): it must be a WAL table`));
+      if (!w.target.has(table)) w.target.set(table, status.sequencerTxn);
+    }
+    const pending = w.tables.filter((t) => statuses.get(t)!.writerTxn < w.target!.get(t)!);
+    if (pending.length === 0) return done();
+    const suspended = pending.find((t) => statuses.get(t)!.suspended);
+    if (suspended) return done(new WalSuspendedError(suspended, statuses.get(suspended)!));
+    if (this.now() >= w.deadline) return done(new WalApplyTimeoutError(pending[0]!, w.target.get(pending[0]!)!, statuses.get(pending[0]!)!, this.opts.timeoutMs));
+  }
 }

@@ -1,6 +1,6 @@
-// Checking a batch and ordering its rows by (series, ts), one row per key: appended groups are
+// Checking a batch and ordering its rows by (series, ts), one row per key (every engine): DuckDB groups are
 // sorted so row-group zone maps prune reads, and upserts are resolved before anything is written.
-import type { ValueBatch } from '../types.js';
+import type { ValueBatch } from './types.js';
 
 /** Timestamps are epoch ms in the range of a JS Date. */
 export const MAX_TS = 8.64e15;
