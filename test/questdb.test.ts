@@ -20,6 +20,11 @@ import {
   foldRecomputed,
   hourlyRowToAggregate,
   IlpLines,
+  initQuestDbStore,
+  layerOf,
+  mergeHours,
+  mergeValues,
+  Unapplied,
   IlpRequestError,
   ilpString,
   ilpTransport,
@@ -326,6 +331,40 @@ describe('QuestDB engine (no server)', () => {
     });
   });
 
+  describe('values not applied yet', () => {
+    const v = (ts: number, value: number): StoredValue => ({ ts, value, text: null, annotation: null });
+
+    it('merges two ascending runs, the newer winning on the same timestamp, up to a limit', () => {
+      assert.deepEqual(mergeValues([v(1, 1), v(3, 3), v(5, 5)], [v(2, 20), v(3, 30), v(6, 60)]), [v(1, 1), v(2, 20), v(3, 30), v(5, 5), v(6, 60)]);
+      assert.deepEqual(mergeValues([v(1, 1), v(3, 3)], [v(2, 20)], 2), [v(1, 1), v(2, 20)]);
+      assert.deepEqual(mergeValues([], [v(1, 1)]), [v(1, 1)]);
+    });
+
+    it('puts hours held in memory in place of the table\'s, by start', () => {
+      const hour = (start: number, count: number): BucketAggregate => ({ start, count, sum: count, min: 1, max: 1, firstTs: start, firstValue: 1, lastTs: start, lastValue: 1, innerIntegral: 0 });
+      assert.deepEqual(mergeHours([hour(0, 1), hour(H, 1)], new Map([[H, hour(H, 5)], [3 * H, hour(3 * H, 2)]])), [hour(0, 1), hour(H, 5), hour(3 * H, 2)]);
+    });
+
+    it('keeps layers until removed, the newest winning per (series, ts) and per hour', () => {
+      const unapplied = new Unapplied();
+      const first = batchOf([{ series: 1, ts: 10, value: 1 }, { series: 2, ts: 10, value: 2 }]);
+      const second = batchOf([{ series: 1, ts: 10, value: 5, annotation: 'again' }, { series: 1, ts: 20, value: NaN, text: 't' }]);
+      const a = layerOf(first, sortRows(first), []);
+      const b = layerOf(second, sortRows(second), []);
+      unapplied.add(a);
+      unapplied.add(b);
+      assert.equal(unapplied.size, 4);
+      assert.deepEqual(unapplied.range(1, 0, 100), [
+        { ts: 10, value: 5, text: null, annotation: 'again' },
+        { ts: 20, value: null, text: 't', annotation: null },
+      ]);
+      assert.ok(unapplied.has(2));
+      unapplied.remove(a);
+      assert.ok(!unapplied.has(2));
+      assert.equal(unapplied.size, 2);
+    });
+  });
+
   describe('hourly rows', () => {
     /** Values of one series with random gaps from 1 ms to 3 hours, some without a numeric value. */
     const series = fc
@@ -472,6 +511,55 @@ describe('QuestDB engine (live server)', function () {
       const inRange = list.filter((r) => r.ts >= a! && r.ts < b!).map((r) => r.ts);
       assert.deepEqual((await all(store, series, a!, b!)).map((v) => v.ts), inRange, `range(${series}, ${a}, ${b})`);
     }
+  });
+
+  it('answers an append once committed; until QuestDB applies it, reads take its rows and hours from memory', async () => {
+    // Rows in the table, applied.
+    await store.append(batchOf([{ series: 8, ts: T0, value: 1 }, { series: 8, ts: T0 + 60_000, value: 2 }]));
+    await store.close();
+    // The same table through a store whose writes QuestDB commits but never applies: its ILP requests
+    // are kept here, and wal_tables() answers that the table is behind.
+    const pool = new pg.Pool({ connectionString: pgUrl, max: 2 });
+    const sent: Buffer[] = [];
+    let behind = true;
+    const lagging = await initQuestDbStore(
+      {
+        query: async <T extends object>(sql: string) => {
+          const rows = (await pool.query(sql)).rows as Record<string, unknown>[];
+          if (behind && sql.includes('wal_tables()')) for (const r of rows) r.sequencerTxn = Number(r.writerTxn ?? r.writertxn) + 1;
+          return rows as T[];
+        },
+        ilp: { send: async (body) => void sent.push(body), close: async () => undefined },
+        end: () => pool.end(),
+      },
+      { table, log: silent },
+    );
+    try {
+      // Values continuing the series (a late one would be recomputed from the table, applied first).
+      await lagging.append(batchOf([{ series: 8, ts: T0 + 120_000, value: 3, annotation: 'new' }, { series: 8, ts: T0 + 180_000, value: -0 }]));
+      assert.equal(sent.length, 1, 'one request for the raw and hourly rows');
+      const expected = [
+        { ts: T0, value: 1, text: null, annotation: null },
+        { ts: T0 + 60_000, value: 2, text: null, annotation: null },
+        { ts: T0 + 120_000, value: 3, text: null, annotation: 'new' },
+        { ts: T0 + 180_000, value: 0, text: null, annotation: null },
+      ];
+      assert.deepEqual(await all(lagging, 8), expected);
+      assert.deepEqual(await lagging.latest(8, 3), [expected[3], expected[2], expected[1]]);
+      assert.deepEqual(await lagging.valueAt(8, T0 + 150_000), expected[2]);
+      assert.deepEqual(await lagging.valueAt(8, T0 + 60_000), expected[1]);
+      assert.deepEqual(await lagging.buckets(8, T0, T0 + H), foldAll(expected.map((v) => ({ ts: v.ts, value: v.value }))));
+      const paged: StoredValue[][] = [];
+      for await (const page of lagging.range(8, T0, T0 + H, 2)) paged.push(page);
+      assert.deepEqual(paged.flat(), expected.slice(0, 2), 'the limit counts merged values');
+      const beyond: StoredValue[][] = [];
+      for await (const page of lagging.range(8, T0 + 90_000, T0 + H, 10)) beyond.push(page);
+      assert.deepEqual(beyond.flat(), expected.slice(2), 'a range past the table rows');
+    } finally {
+      behind = false;
+      await lagging.close();
+    }
+    store = await openQuestDbStore({ ilp, pg: pgUrl, table, log: silent });
   });
 
   it('recomputes at open the hours of a write a crash left between its raw rows and its hourly rows', async () => {

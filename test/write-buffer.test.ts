@@ -36,6 +36,37 @@ describe('write buffer (DuckDB store)', function () {
     assert.equal(concatBatches([a]), a);
   });
 
+  it("runs as many appends at once as the store's appendConcurrency, started in arrival order; one by default", async () => {
+    for (const concurrency of [undefined, 3]) {
+      spy.appendConcurrency = concurrency;
+      const buffer = new WriteBuffer(spy, 1_000, 10);
+      const gates = Array.from({ length: 5 }, () => gate());
+      let running = 0;
+      let maxRunning = 0;
+      const started: number[] = [];
+      spy.beforeAppend = async (batch) => {
+        started.push(batch.series[0]!);
+        maxRunning = Math.max(maxRunning, ++running);
+        await gates[started.length - 1]!.opened;
+        running--;
+      };
+      const ids = [1, 2, 3, 4, 5].map(() => nextSeries());
+      // Batches of 10: one group each.
+      const writes = ids.map((s) => track(buffer.write(seriesBatch(s, 0, 10))));
+      await settle();
+      assert.equal(maxRunning, concurrency ?? 1);
+      for (const g of gates) {
+        g.open();
+        await settle();
+      }
+      await Promise.all(writes.map((w) => w.promise));
+      assert.deepEqual(started, ids, 'appends start in the order the writes came');
+      assert.equal(maxRunning, concurrency ?? 1);
+      spy.beforeAppend = undefined;
+      await buffer.close();
+    }
+  });
+
   it('many concurrent writers: each resolves once its values are durable, never more than capacity buffered, appends grouped', async () => {
     const capacity = 200;
     const buffer = new WriteBuffer(spy, capacity);

@@ -68,6 +68,8 @@ export async function readAll(store: Pick<PointValueStore, 'range'>, series: num
  */
 export class SpyStore implements PointValueStore {
   readonly engine: 'duckdb' | 'questdb';
+  /** Set to let the write buffer run several appends at once (as QuestDB does). */
+  appendConcurrency: number | undefined;
   latestCalls = 0;
   appendCalls = 0;
   appendSizes: number[] = [];

@@ -45,6 +45,7 @@ function firstAtOrAfter(rows: readonly BucketAggregate[], b: number): number {
 export class BucketCachedStore implements PointValueStore {
   readonly engine: PointValueStore['engine'];
   readonly timeRange: PointValueStore['timeRange'];
+  readonly appendConcurrency: PointValueStore['appendConcurrency'];
   /** Insertion order is recency order: a hit moves the series to the end. */
   private readonly windows = new Map<number, Window>();
   private readonly versions = new Map<number, number>();
@@ -59,6 +60,7 @@ export class BucketCachedStore implements PointValueStore {
   ) {
     this.engine = inner.engine;
     this.timeRange = inner.timeRange;
+    this.appendConcurrency = inner.appendConcurrency;
     this.maxBuckets = Math.max(0, options.maxBuckets ?? DEFAULT_MAX_BUCKETS);
   }
 

@@ -70,6 +70,11 @@ export interface PointValueStore {
   readonly engine: 'duckdb' | 'questdb';
   /** The timestamps it can store, when narrower than INSTANT_RANGE (QuestDB: 1970 to 9999). */
   readonly timeRange?: TimeRange;
+  /**
+   * How many appends the write buffer may have under way at once (default 1). A store that commits them
+   * in call order and then waits for each to become visible (QuestDB) takes more, so waits overlap.
+   */
+  readonly appendConcurrency?: number;
   append(batch: ValueBatch): Promise<void>;
   /** Newest first, at most `limit`. */
   latest(series: number, limit: number): Promise<StoredValue[]>;

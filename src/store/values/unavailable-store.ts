@@ -15,6 +15,7 @@ export function withUnavailableAsDomainError(store: PointValueStore, isUnavailab
   const wrapped: PointValueStore = {
     engine: store.engine,
     ...(store.timeRange ? { timeRange: store.timeRange } : {}),
+    ...(store.appendConcurrency ? { appendConcurrency: store.appendConcurrency } : {}),
     append: (batch) => store.append(batch).catch(unavailable),
     latest: (series, limit) => store.latest(series, limit).catch(unavailable),
     async *range(series, from, to, limit) {

@@ -40,8 +40,10 @@ export class WriteBuffer {
   private pendingValues = 0;
   /** Writers waiting for room, in arrival order; admitted strictly in that order. */
   private waiting: { size: number; admit(): void }[] = [];
-  private flushing: Promise<void> | undefined;
+  /** Appends under way (at most the store's appendConcurrency). */
+  private readonly flushing = new Set<Promise<void>>();
   private closed = false;
+  private readonly concurrency: number;
 
   constructor(
     private readonly store: PointValueStore,
@@ -49,7 +51,9 @@ export class WriteBuffer {
     private readonly capacity: number,
     /** Most values handed to one append. */
     private readonly maxAppend = 200_000,
-  ) {}
+  ) {
+    this.concurrency = Math.max(1, store.appendConcurrency ?? 1);
+  }
 
   get bufferedValues(): number {
     return this.pendingValues;
@@ -75,39 +79,44 @@ export class WriteBuffer {
   /** Drains what is buffered; later writes are refused. */
   async close(): Promise<void> {
     this.closed = true;
-    while (this.flushing || this.pending.length > 0) {
+    while (this.flushing.size > 0 || this.pending.length > 0) {
       this.kick();
-      await this.flushing;
+      await Promise.all(this.flushing);
     }
   }
 
+  /**
+   * Starts appends of what is pending while fewer than the store's appendConcurrency are under way. A
+   * store that takes several at once (QuestDB: sent in order, then each waits to become visible) keeps
+   * sending while earlier groups wait; the others get one group at a time.
+   */
   private kick(): void {
-    if (this.flushing || this.pending.length === 0) return;
-    this.flushing = this.flushLoop().finally(() => {
-      this.flushing = undefined;
-      this.kick();
-    });
+    while (this.pending.length > 0 && this.flushing.size < this.concurrency) {
+      const flush: Promise<void> = this.flushGroup().finally(() => {
+        this.flushing.delete(flush);
+        this.kick();
+      });
+      this.flushing.add(flush);
+    }
   }
 
-  /** Appends what is pending, group by group, until nothing is left. */
-  private async flushLoop(): Promise<void> {
-    while (this.pending.length > 0) {
-      const group: Pending[] = [];
-      let values = 0;
-      while (this.pending.length > 0 && (group.length === 0 || values + this.pending[0]!.batch.length <= this.maxAppend)) {
-        const p = this.pending.shift()!;
-        group.push(p);
-        values += p.batch.length;
-      }
-      try {
-        await this.store.append(concatBatches(group.map((p) => p.batch)));
-        for (const p of group) p.resolve();
-      } catch (err) {
-        for (const p of group) p.reject(err);
-      } finally {
-        this.pendingValues -= values;
-        this.release();
-      }
+  /** Appends the next group of pending writes (up to maxAppend values, whole writes). */
+  private async flushGroup(): Promise<void> {
+    const group: Pending[] = [];
+    let values = 0;
+    while (this.pending.length > 0 && (group.length === 0 || values + this.pending[0]!.batch.length <= this.maxAppend)) {
+      const p = this.pending.shift()!;
+      group.push(p);
+      values += p.batch.length;
+    }
+    try {
+      await this.store.append(concatBatches(group.map((p) => p.batch)));
+      for (const p of group) p.resolve();
+    } catch (err) {
+      for (const p of group) p.reject(err);
+    } finally {
+      this.pendingValues -= values;
+      this.release();
     }
   }
 

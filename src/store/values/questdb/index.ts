@@ -12,5 +12,6 @@ export { claimTable, ownerTable } from './owner.js';
 export { field, rowToStoredValue, truthy, type ValueRow } from './rows.js';
 export { checkSchema, createTableStatements, seriesLiteral, statements, tableNames, tsLiteral } from './sql.js';
 export { initQuestDbStore, RANGE_BATCH, validateBatch, type QuestDbConnections, type QuestDbStore, type QuestDbStoreInit } from './store.js';
+export { layerOf, mergeHours, mergeValues, Unapplied, type Layer } from './unapplied.js';
 export { ceilToBucket, floorToBucket, MAX_TS_MS, microsToMs, QUESTDB_TIME_RANGE } from './time.js';
 export { isWalWaitFailure, parseWalRow, WalApplyTimeoutError, WalSuspendedError, WalWatcher, type WalStatus, type WalWatcherOptions } from './wal.js';

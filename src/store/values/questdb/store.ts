@@ -8,9 +8,9 @@
 // 2. the raw rows, and the hourly rows of values that continue their series (hourly.ts), in requests of
 //    at most MAX_REQUEST_BYTES;
 // 3. for late or rewritten values, once the raw rows are applied, their hours recomputed from them;
-// 4. the WAL of both tables applied (QuestDB applies committed WAL transactions in the background), so
-//    a read after append() returns sees the values and their hours; this wait is outside the lock, so
-//    the next append is already sent while it runs;
+// 4. answered once committed (durable in the tables' WAL). QuestDB applies committed WAL transactions in
+//    the background; until it has, this store's reads merge the append's rows and hours from memory
+//    (unapplied.ts), so a read after append() returns sees them, and a watcher drops them once applied;
 // 5. the intent marked done with the next write (or at close).
 // A crash between 1 and 5 leaves the intent undone, and opening the store recomputes its hours; a failed
 // append leaves its spans to be recomputed before the next write. So t_hourly never stays wrong.
@@ -30,6 +30,7 @@ import { IlpLines, validateTimestamp, type IlpTransport } from './ilp.js';
 import { field, rowToStoredValue, type ValueRow } from './rows.js';
 import { checkSchema, createTableStatements, statements, tableNames, type Statements } from './sql.js';
 import { ceilToBucket, floorToBucket, microsToMs, QUESTDB_TIME_RANGE } from './time.js';
+import { layerOf, mergeHours, mergeValues, Unapplied, type Layer } from './unapplied.js';
 import { parseWalRow, WalWatcher } from './wal.js';
 
 /** The store, plus what the QuestDB-specific tests look at. */
@@ -54,8 +55,16 @@ export interface QuestDbStoreInit extends ValueStoreHooks {
 const DEFAULT_APPLY_TIMEOUT_MS = 30_000;
 /** Rows per range() batch. */
 export const RANGE_BATCH = 10_000;
-/** How often an append polls wal_tables() while its rows are applied. */
-const WAL_POLL_MS = 3;
+/** Appends the write buffer may have under way: one sending, the others being built or waiting for it. */
+const APPEND_CONCURRENCY = 2;
+/** Values answered but not yet applied by QuestDB, at most: then writers wait for the apply. */
+const MAX_UNAPPLIED_VALUES = 2_000_000;
+/** How long close() waits for answered writes to be applied. */
+const CLOSE_WAIT_MS = 5_000;
+/** Between tries to see an answered write applied while QuestDB cannot tell (down, or lagging). */
+const RETRY_APPLIED_MS = 1_000;
+/** How often wal_tables() is read while answered appends wait to be applied (one read serves all). */
+const WAL_POLL_MS = 10;
 /** An append is sent in requests of about this size (each a commit per table). */
 const MAX_REQUEST_BYTES = 8 * 1024 * 1024;
 
@@ -101,6 +110,8 @@ export async function initQuestDbStore(conn: QuestDbConnections, opts: QuestDbSt
 class QuestDbValueStore implements QuestDbStore {
   readonly engine = 'questdb' as const;
   readonly timeRange = QUESTDB_TIME_RANGE;
+  /** Appends are sent in call order under the lock and wait to become visible outside it. */
+  readonly appendConcurrency = APPEND_CONCURRENCY;
   readonly table: string;
   private readonly names: ReturnType<typeof tableNames>;
   private readonly exclusive = mutex();
@@ -113,6 +124,10 @@ class QuestDbValueStore implements QuestDbStore {
   private nextIntent = Date.now() * 1000;
   private closed = false;
   private readonly wal: WalWatcher;
+  /** Appends answered (committed) whose rows QuestDB has not applied yet: reads merge them. */
+  private readonly unapplied = new Unapplied();
+  /** Watches of those appends until applied. */
+  private readonly applying = new Set<Promise<void>>();
 
   constructor(
     private readonly conn: QuestDbConnections,
@@ -137,35 +152,47 @@ class QuestDbValueStore implements QuestDbStore {
     this.checkOpen();
     if (batch.length === 0) return;
     validateBatch(batch);
-    // Built and sent in order under the lock; the wait for the WAL apply is outside it, so the next
-    // append is sent while this one becomes visible (pipelining).
-    const intent = await this.exclusive(() => this.write(batch));
-    await this.waitApplied(this.names.raw, this.names.hourly);
+    // Writers wait while QuestDB's apply is too far behind: the values not applied yet stay bounded.
+    while (this.unapplied.size >= MAX_UNAPPLIED_VALUES && this.applying.size > 0) await Promise.race(this.applying);
+    // Built and sent in order under the lock; answered once committed (durable in the WAL): until
+    // QuestDB applies the rows, this store's reads take them from `unapplied`.
+    const { intent, layer } = await this.exclusive(() => this.write(batch));
     if (intent) this.doneLines.push(intent);
+    if (layer) this.watch(layer);
     this.appended(batch.length);
   }
 
   async latest(series: number, limit: number): Promise<StoredValue[]> {
     this.checkOpen();
     if (!(limit >= 1)) return [];
-    return (await this.conn.query<ValueRow>(this.sql.latest(series, Math.floor(limit)))).map(rowToStoredValue);
+    const n = Math.floor(limit);
+    const stored = (await this.conn.query<ValueRow>(this.sql.latest(series, n))).map(rowToStoredValue);
+    if (!this.unapplied.has(series)) return stored;
+    const merged = mergeValues(stored.reverse(), this.unapplied.range(series, 0, QUESTDB_TIME_RANGE.max + 1));
+    return merged.slice(-n).reverse();
   }
 
   async *range(series: number, from: number, to: number, limit?: number): AsyncIterable<StoredValue[]> {
     this.checkOpen();
     let remaining = limit === undefined ? Infinity : Math.floor(limit);
     if (!(remaining > 0) || !(to > from) || to <= 0) return;
+    // Values not applied yet are merged in as the table's pages go by.
+    let pending = this.unapplied.has(series) ? this.unapplied.range(series, from, to) : [];
     let lower = from;
     let exclusive = false;
     while (remaining > 0) {
       const n = Math.min(RANGE_BATCH, remaining);
       const rows = await this.conn.query<ValueRow>(this.sql.range(series, lower, to, n, exclusive));
-      if (rows.length === 0) return;
       const values = rows.map(rowToStoredValue);
-      yield values;
-      remaining -= rows.length;
-      if (rows.length < n) return;
-      lower = values[values.length - 1]!.ts;
+      const last = rows.length < n ? Infinity : values[values.length - 1]!.ts;
+      const cut = pending.findIndex((v) => v.ts > last);
+      const mine = cut < 0 ? pending : pending.slice(0, cut);
+      pending = cut < 0 ? [] : pending.slice(cut);
+      const merged = mergeValues(values, mine, remaining);
+      if (merged.length > 0) yield merged;
+      remaining -= merged.length;
+      if (last === Infinity) return;
+      lower = last;
       exclusive = true;
     }
   }
@@ -174,7 +201,10 @@ class QuestDbValueStore implements QuestDbStore {
     this.checkOpen();
     if (!(t >= 0)) return undefined;
     const [row] = await this.conn.query<ValueRow>(this.sql.valueAt(series, Math.min(t, QUESTDB_TIME_RANGE.max)));
-    return row ? rowToStoredValue(row) : undefined;
+    const stored = row ? rowToStoredValue(row) : undefined;
+    if (!this.unapplied.has(series)) return stored;
+    const mine = this.unapplied.range(series, 0, Math.floor(t) + 1).pop();
+    return mine && (!stored || mine.ts >= stored.ts) ? mine : stored;
   }
 
   async buckets(series: number, from: number, to: number): Promise<BucketAggregate[]> {
@@ -182,7 +212,8 @@ class QuestDbValueStore implements QuestDbStore {
     const lo = ceilToBucket(from);
     const hi = ceilToBucket(to);
     if (!(hi > lo)) return [];
-    return (await this.conn.query<HourlyRow>(this.sql.buckets(series, lo, hi))).map(hourlyRowToAggregate);
+    const rows = (await this.conn.query<HourlyRow>(this.sql.buckets(series, lo, hi))).map(hourlyRowToAggregate);
+    return this.unapplied.has(series) ? mergeHours(rows, this.unapplied.hours(series, lo, hi)) : rows;
   }
 
   async delete(series: number, from: number, to: number): Promise<number> {
@@ -191,6 +222,7 @@ class QuestDbValueStore implements QuestDbStore {
     // Under the lock, so a concurrent append of this range is ordered before or after it.
     return this.exclusive(async () => {
       await this.repairFailed();
+      await this.settleUnapplied();
       const [row] = await this.conn.query<{ n: string | number }>(this.sql.countLive(series, from, to));
       const n = Number(row?.n ?? 0);
       if (n === 0) return 0;
@@ -218,6 +250,9 @@ class QuestDbValueStore implements QuestDbStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    // Answered writes are committed; their applying goes on in QuestDB without us. Wait briefly, for a
+    // clean shutdown's next start to read them.
+    await Promise.race([Promise.all(this.applying), new Promise((r) => setTimeout(r, CLOSE_WAIT_MS).unref())]);
     await this.exclusive(async () => {
       // Mark the last intents done, so the next open has nothing to recompute.
       if (this.doneLines.length > 0 && this.repair.length === 0) await this.conn.ilp.send(this.takeDone()).catch(() => undefined);
@@ -254,7 +289,7 @@ class QuestDbValueStore implements QuestDbStore {
    * Steps 1–3 of the header comment, under the lock; returns the done lines of the intent (step 5, once
    * the caller has seen the rows applied).
    */
-  private async write(batch: ValueBatch): Promise<Buffer | undefined> {
+  private async write(batch: ValueBatch): Promise<{ intent?: Buffer; layer?: Layer }> {
     await this.repairFailed();
     const sorted = sortRows(batch);
     await this.loadTails(sorted.segSeries);
@@ -270,6 +305,8 @@ class QuestDbValueStore implements QuestDbStore {
     // commits any table): an append that fits in one and needs no recompute writes no intent.
     const oneRequest = plan.recompute.length === 0 && lines.length <= MAX_REQUEST_BYTES;
     const intent = oneRequest ? undefined : await this.beginIntent(spans);
+    // A late value's hours are recomputed from the table: what was answered before must be applied first.
+    if (plan.recompute.length > 0) await this.settleUnapplied();
     try {
       if (oneRequest) await this.conn.ilp.send(Buffer.concat([this.takeDone(), lines]));
       else for (const request of splitLines(lines, MAX_REQUEST_BYTES)) await this.conn.ilp.send(request);
@@ -282,7 +319,38 @@ class QuestDbValueStore implements QuestDbStore {
       throw err;
     }
     for (const [series, tail] of plan.tails) this.tails.set(series, tail);
-    return intent;
+    if (plan.recompute.length > 0) return intent ? { intent } : {}; // applied already: the recompute read it
+    // Readable from here on, before QuestDB has applied it (unapplied.ts).
+    const layer = layerOf(batch, sorted, plan.rows);
+    this.unapplied.add(layer);
+    return intent ? { intent, layer } : { layer };
+  }
+
+  /** Drops `layer` once QuestDB shows its rows applied; tries again while it cannot tell (an outage). */
+  private watch(layer: Layer): void {
+    const watching = (async () => {
+      for (let attempt = 0; ; attempt++) {
+        try {
+          await this.waitApplied(this.names.raw, this.names.hourly);
+          this.unapplied.remove(layer);
+          return;
+        } catch (err) {
+          if (this.closed) return;
+          if (attempt === 0) this.log.warn({ err }, 'could not see committed rows applied yet; reads keep them from memory meanwhile');
+          await new Promise((r) => setTimeout(r, RETRY_APPLIED_MS));
+        }
+      }
+    })();
+    this.applying.add(watching);
+    void watching.finally(() => this.applying.delete(watching));
+  }
+
+  /** Waits until every answered append is applied, and drops their layers (before a delete). */
+  private async settleUnapplied(): Promise<void> {
+    if (this.unapplied.size === 0) return;
+    const layers = this.unapplied.snapshot();
+    await this.waitApplied(this.names.raw, this.names.hourly);
+    for (const layer of layers) this.unapplied.remove(layer);
   }
 
   /** Writes the intent rows of `spans` (with the done marks of earlier writes); returns their done lines. */
@@ -401,7 +469,7 @@ interface IntentRow {
   ts_us: string | number;
 }
 
-/** Rejects a batch QuestDB cannot store as given, before anything is sent. */
+/** Rejects a batch QuestDB cannot store as given, before anything is sent; turns -0 into 0. */
 export function validateBatch(batch: ValueBatch): void {
   const { length } = batch;
   if (batch.series.length < length || batch.ts.length < length || batch.value.length < length) {
@@ -411,5 +479,7 @@ export function validateBatch(batch: ValueBatch): void {
     validateTimestamp(batch.ts[i]!, i);
     const v = batch.value[i]!;
     if (v === Number.POSITIVE_INFINITY || v === Number.NEGATIVE_INFINITY) throw new RangeError(`row ${i}: value ${v} is not finite`);
+    // The line protocol's text writes -0 as 0: the hourly rows and the reads from memory must say 0 too.
+    if (v === 0) batch.value[i] = 0;
   }
 }
