@@ -152,8 +152,7 @@ class QuestDbValueStore implements QuestDbStore {
     this.checkOpen();
     if (batch.length === 0) return;
     validateBatch(batch);
-    // Writers wait while QuestDB's apply is too far behind: the values not applied yet stay bounded.
-    while (this.unapplied.size >= MAX_UNAPPLIED_VALUES && this.applying.size > 0) await Promise.race(this.applying);
+    await this.roomForUnapplied();
     // Built and sent in order under the lock; answered once committed (durable in the WAL): until
     // QuestDB applies the rows, this store's reads take them from `unapplied`.
     const { intent, layer } = await this.exclusive(() => this.write(batch));
@@ -189,7 +188,8 @@ class QuestDbValueStore implements QuestDbStore {
       const mine = cut < 0 ? pending : pending.slice(0, cut);
       pending = cut < 0 ? [] : pending.slice(cut);
       const merged = mergeValues(values, mine, remaining);
-      if (merged.length > 0) yield merged;
+      // Unapplied values can make a page longer than a batch: still yielded a batch at a time.
+      for (let i = 0; i < merged.length; i += RANGE_BATCH) yield merged.slice(i, i + RANGE_BATCH);
       remaining -= merged.length;
       if (last === Infinity) return;
       lower = last;
@@ -324,6 +324,21 @@ class QuestDbValueStore implements QuestDbStore {
     const layer = layerOf(batch, sorted, plan.rows);
     this.unapplied.add(layer);
     return intent ? { intent, layer } : { layer };
+  }
+
+  /**
+   * Writers wait while QuestDB's apply is too far behind, so the values held in memory stay bounded; a
+   * server that does not catch up within the apply time-out fails the write (503 at the HTTP edge).
+   */
+  private async roomForUnapplied(): Promise<void> {
+    const deadline = Date.now() + (this.opts.applyTimeoutMs ?? DEFAULT_APPLY_TIMEOUT_MS);
+    while (this.unapplied.size >= MAX_UNAPPLIED_VALUES && this.applying.size > 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) {
+        throw Object.assign(new Error(`QuestDB has not applied ${this.unapplied.size} committed values within the apply time-out`), { code: 'ETIMEDOUT' });
+      }
+      await Promise.race([...this.applying, new Promise((r) => setTimeout(r, Math.min(left, RETRY_APPLIED_MS)))]);
+    }
   }
 
   /** Drops `layer` once QuestDB shows its rows applied; tries again while it cannot tell (an outage). */
