@@ -14,6 +14,8 @@ import { SessionsRepository } from './store/metadata/sessions.js';
 import { SettingsRepository } from './store/metadata/settings.js';
 import { UsersRepository } from './store/metadata/users.js';
 import { openValueStore } from './store/values/open.js';
+import { openCluster, type Cluster } from './store/cluster/index.js';
+import { ClusterLink } from './services/cluster.js';
 import { DataSourceRuntime } from './runtime/data-sources.js';
 import { createModbusDriver } from './runtime/modbus.js';
 import { createMqttDriver } from './runtime/mqtt.js';
@@ -59,6 +61,8 @@ export interface Services {
   jsonStore: JsonStoreService;
   /** Evaluates the event detectors of live points on every live value. */
   detectors: DetectorRuntime;
+  /** The channel to the other instances and the leases (alone on PGlite: nothing shared). */
+  cluster: Cluster;
   /** Values written durably to the value store since start (the store's append hook counts them). */
   writes: { readonly values: number };
   /** Drains the write buffer and closes the stores. */
@@ -75,6 +79,8 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
   const settings = new SettingsRepository(db);
   // Who this installation is: a shared value store (QuestDB) records it as the owner of its table.
   const installation = await settings.putIfAbsent('installation.id', randomUUID());
+  // Instances on one PostgreSQL share the installation: they hear each other and share the leases.
+  const cluster = await openCluster(config, installation, log);
   const tokens = new TokenService(settings);
   await tokens.init();
   const auth = new AuthService(config, users, sessions, tokens, loginThrottle);
@@ -101,7 +107,14 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
   });
   const events = new EventService(new EventsRepository(db), dataPoints, dataSources);
   const jsonStore = new JsonStoreService(new JsonStoreRepository(db), validator);
+  const { leases, channel } = cluster;
   const runtime = new DataSourceRuntime({
+    leases: {
+      shared: leases.shared,
+      tryAcquire: (id) => leases.tryAcquire('source', id),
+      release: (id) => leases.release('source', id),
+      onLost: (listener) => leases.onLost(listener),
+    },
     sources: dataSources,
     points: dataPoints,
     values: pointValues,
@@ -114,7 +127,37 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
   dataPoints.onChange({ pointChanged: (p) => runtime.pointChanged(p) });
   pointValues.setDeviceWriter((point, value) => runtime.write(point, value));
   const detectors = new DetectorRuntime({ events, detectors: eventDetectors, points: dataPoints, sources: dataSources, bus: pointValues.bus, log });
-  await detectors.start();
+  const link = new ClusterLink(channel, {
+    pointValues,
+    users,
+    sessions,
+    events,
+    pointChanged: (id, oldXid) => void detectors.pointChangedElsewhere(id, oldXid),
+  }, log);
+  // Changes made here reach the other instances: their caches, their sources' runs, their detectors.
+  const sourceChanged = (id: number) => channel.publish('source', String(id));
+  dataPoints.onChange({
+    pointChanged(p) {
+      link.pointChanged(p);
+      sourceChanged(p.dataSourceId);
+    },
+  });
+  dataSources.onChange({
+    sourceSaved: (ds) => sourceChanged(ds.id),
+    async sourceDeleted(ds) {
+      for (const p of await dataPoints.forSource(ds.id)) link.pointChanged(p);
+      sourceChanged(ds.id);
+    },
+  });
+  const detectorChanged = (d: { id: number }) => channel.publish('detector', String(d.id));
+  eventDetectors.onChange({ detectorCreated: detectorChanged, detectorUpdated: detectorChanged, detectorDeleted: detectorChanged });
+  channel.subscribe('source', (body) => {
+    const id = Number(body);
+    void runtime.sourceChangedElsewhere(id);
+    void detectors.sourceChangedElsewhere(id);
+  });
+  channel.subscribe('detector', (body) => void detectors.detectorChangedElsewhere(Number(body)));
+  const leader = await runDetectorsOnOneInstance(detectors, leases, log);
   return {
     config,
     db,
@@ -135,11 +178,61 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     jsonStore,
     detectors,
     writes,
+    cluster,
     async close() {
-      await detectors.stop();
+      await leader.stop();
       await runtime.stop();
+      link.close();
       await pointValues.close();
       await valueStore.close();
+      await cluster.close();
+    },
+  };
+}
+
+/** How often an instance without the detectors looks whether their instance is gone. */
+const DETECTOR_LEASE_SWEEP_MS = 2_000;
+
+/**
+ * Each value is judged once in the cluster: the detectors run on the instance holding their lease
+ * (the others relay the values of points with detectors to it); alone, they just run.
+ */
+async function runDetectorsOnOneInstance(detectors: DetectorRuntime, leases: Cluster['leases'], log: Logger): Promise<{ stop(): Promise<void> }> {
+  if (!leases.shared) {
+    await detectors.start();
+    return { stop: () => detectors.stop() };
+  }
+  let running = false;
+  let stopped = false;
+  let turn: Promise<void> = Promise.resolve();
+  const inTurn = (fn: () => Promise<void>) => (turn = turn.then(fn).catch((err: unknown) => log.warn({ err }, 'event detector lease failed')));
+  const tryLead = () =>
+    inTurn(async () => {
+      if (stopped || running || !(await leases.tryAcquire('detectors', 0))) return;
+      running = true;
+      await detectors.start();
+      log.info('event detectors run on this instance');
+    });
+  leases.onLost(() =>
+    inTurn(async () => {
+      if (!running) return;
+      running = false;
+      await detectors.stop();
+    }),
+  );
+  await tryLead();
+  const sweep = setInterval(() => void tryLead(), DETECTOR_LEASE_SWEEP_MS);
+  sweep.unref();
+  return {
+    async stop() {
+      stopped = true;
+      clearInterval(sweep);
+      await inTurn(async () => {
+        if (!running) return;
+        running = false;
+        await detectors.stop();
+        await leases.release('detectors', 0);
+      });
     },
   };
 }

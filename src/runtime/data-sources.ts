@@ -5,6 +5,10 @@
 // ERROR with lastError (stored, so every instance's API shows it) and one DATA_SOURCE event is
 // raised per fault episode; the first good poll after it returns the source to RUNNING and the event
 // to normal. lastError keeps the last fault's text after recovery, for diagnosis.
+//
+// Several instances on one PostgreSQL run each enabled source once: a source runs where its lease is
+// held (SourceLeases). An instance that cannot take a source's lease leaves it to its holder; a sweep
+// every few seconds takes over the sources whose holder is gone, and stop() hands them back.
 import type { Logger } from 'pino';
 import { DeviceWriteError } from '../services/point-values.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
@@ -36,7 +40,19 @@ export interface SourceEvents {
   sourceDisabled(source: DataSourceRecord): Promise<void>;
 }
 
+/** Which instance runs a source (store/cluster/leases.ts); alone, every lease is granted. */
+export interface SourceLeases {
+  readonly shared: boolean;
+  tryAcquire(sourceId: number): Promise<boolean>;
+  release(sourceId: number): Promise<void>;
+  /** Every lease was lost at once: the sources run under them must stop. */
+  onLost(listener: () => void): void;
+}
+
 export interface DataSourceRuntimeOptions {
+  leases?: SourceLeases;
+  /** How often sources run nowhere are looked for, when leases are shared (default 2 s). */
+  sweepMs?: number;
   sources: RuntimeSources;
   points: RuntimePoints;
   values: RuntimeValues;
@@ -59,19 +75,64 @@ export class DataSourceRuntime {
   /** Per source: the tail of its queued starts and stops. */
   private readonly queues = new Map<number, Promise<void>>();
   private stopped = false;
+  private sweeper: NodeJS.Timeout | undefined;
+  private readonly leases: SourceLeases;
 
-  constructor(private readonly o: DataSourceRuntimeOptions) {}
+  constructor(private readonly o: DataSourceRuntimeOptions) {
+    this.leases = o.leases ?? { shared: false, tryAcquire: async () => true, release: async () => undefined, onLost: () => undefined };
+    this.leases.onLost(() => {
+      for (const id of [...this.running.keys()]) void this.enqueue(id, () => this.stopNow(id, false));
+    });
+  }
 
   /** Starts every enabled source; marks the others STOPPED (a crash may have left them RUNNING). */
   async start(): Promise<void> {
     await Promise.all((await this.o.sources.all()).map((ds) => this.enqueue(ds.id, () => this.restartNow(ds, false))));
+    if (this.leases.shared) {
+      this.sweeper = setInterval(() => void this.sweep(), this.o.sweepMs ?? 2_000);
+      this.sweeper.unref();
+    }
   }
 
-  /** Stops every source; nothing is published after it resolves. */
+  /** Stops every source and hands back its lease; nothing is published after it resolves. */
   async stop(): Promise<void> {
     this.stopped = true;
+    clearInterval(this.sweeper);
     await Promise.all([...this.queues.values()]);
     await Promise.all([...this.running.keys()].map((id) => this.stopNow(id)));
+  }
+
+  /** Whether this instance runs the source. */
+  runsHere(sourceId: number): boolean {
+    return this.running.has(sourceId);
+  }
+
+  /** Takes over enabled sources that run nowhere (their instance stopped or died). */
+  private async sweep(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      for (const ds of await this.o.sources.all()) {
+        if (!ds.enabled || this.running.has(ds.id) || this.queues.has(ds.id) || !this.o.drivers[ds.modelType]) continue;
+        void this.enqueue(ds.id, async () => {
+          const fresh = await this.o.sources.findById(ds.id);
+          if (fresh?.enabled && !this.running.has(ds.id)) await this.restartNow(fresh, false);
+        });
+      }
+    } catch (err) {
+      this.o.log.warn({ err }, 'data source runtime: looking for sources to take over failed');
+    }
+  }
+
+  /**
+   * Another instance saved the source or one of its points: restart it here if it runs here (the
+   * others leave it to its lease holder).
+   */
+  sourceChangedElsewhere(sourceId: number): Promise<void> {
+    return this.enqueue(sourceId, async () => {
+      const ds = await this.o.sources.findById(sourceId);
+      if (!ds) await this.stopNow(sourceId);
+      else if (this.running.has(sourceId) || !ds.enabled) await this.restartNow(ds, false, true);
+    });
   }
 
   sourceSaved(ds: DataSourceRecord): Promise<void> {
@@ -121,15 +182,22 @@ export class DataSourceRuntime {
     return run;
   }
 
-  /** `edited`: the user saved the source (a disabled one then has its events returned to normal). */
-  private async restartNow(ds: DataSourceRecord, edited: boolean): Promise<void> {
-    await this.stopNow(ds.id);
+  /**
+   * `edited`: the user saved the source (a disabled one then has its events returned to normal).
+   * `quiet`: told by another instance, which has already set the state and raised the events.
+   */
+  private async restartNow(ds: DataSourceRecord, edited: boolean, quiet = false): Promise<void> {
+    const runs = ds.enabled && !this.stopped && this.o.drivers[ds.modelType] !== undefined;
+    // The lease is kept across a restart here, so no other instance takes the source meanwhile.
+    await this.stopNow(ds.id, !runs);
     const factory = this.o.drivers[ds.modelType];
     if (!ds.enabled || this.stopped || !factory) {
-      if (!this.stopped) await this.o.sources.setState(ds.id, 'STOPPED', ds.enabled && !factory ? `No driver for ${ds.modelType}` : null);
+      if (!this.stopped && !quiet) await this.o.sources.setState(ds.id, 'STOPPED', ds.enabled && !factory ? `No driver for ${ds.modelType}` : null);
       if (!ds.enabled && edited) await this.o.events?.sourceDisabled(ds);
       return;
     }
+    // Another instance runs it: that instance keeps its state.
+    if (!(await this.leases.tryAcquire(ds.id))) return;
     const r = new RunningSource(ds);
     const points = (await this.o.points.forSource(ds.id)).filter((p) => p.enabled);
     this.running.set(ds.id, r);
@@ -138,12 +206,15 @@ export class DataSourceRuntime {
     await r.driver.start();
   }
 
-  private async stopNow(sourceId: number): Promise<void> {
+  /** `release`: hand the lease back once the driver has stopped (not when it restarts here). */
+  private async stopNow(sourceId: number, release = true): Promise<void> {
     const r = this.running.get(sourceId);
-    if (!r) return;
-    this.running.delete(sourceId);
-    r.controller.abort();
-    await r.driver?.stop().catch((err: unknown) => this.o.log.warn({ err, sourceId }, 'data source driver failed to stop cleanly'));
+    if (r) {
+      this.running.delete(sourceId);
+      r.controller.abort();
+      await r.driver?.stop().catch((err: unknown) => this.o.log.warn({ err, sourceId }, 'data source driver failed to stop cleanly'));
+    }
+    if (release) await this.leases.release(sourceId).catch((err: unknown) => this.o.log.warn({ err, sourceId }, 'data source lease release failed'));
   }
 
   private contextFor(r: RunningSource, points: readonly DataPointRecord[]): DriverContext {

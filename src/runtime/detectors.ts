@@ -41,7 +41,7 @@ export interface DetectorRuntimeDeps {
   /** Detector definitions: created, redefined, deleted. */
   detectors: { onChange(listener: EventDetectorListener): void };
   points: { findById(id: number): Promise<DataPointRecord | undefined>; onChange(listener: DataPointListener): void };
-  sources: { onChange(listener: DataSourceListener): void };
+  sources: { findById(id: number): Promise<DataSourceRecord | undefined>; onChange(listener: DataSourceListener): void };
   bus: Pick<PointValueBus, 'subscribe' | 'follow'>;
   log: Pick<Logger, 'error'>;
 }
@@ -153,6 +153,43 @@ export class DetectorRuntime {
 
   // ---- following changes --------------------------------------------------------------------
 
+  // Changes made through another instance of the cluster arrive here by id (services/cluster.ts):
+  // only the instance that runs the detectors acts on them, as its own listeners would have.
+
+  /** A detector was created, redefined or deleted elsewhere. */
+  async detectorChangedElsewhere(id: number): Promise<void> {
+    if (!this.running) return;
+    this.enqueue(async () => {
+      const [fresh] = await this.deps.events.watchedDetectors({ detectorId: id });
+      const w = this.byId.get(id);
+      if (w && fresh && sameDefinition(fresh.detector, w.detector)) {
+        w.detector = fresh.detector;
+        return;
+      }
+      if (w || !fresh) {
+        this.unwatch(id);
+        await this.deps.events.detectorsCleared([id], 'SOURCE_DISABLED');
+      }
+      if (fresh) await this.load({ detectorId: id });
+    });
+    await this.idle();
+  }
+
+  /** A point was edited, disabled or deleted elsewhere; `oldXid`: its XID before. */
+  async pointChangedElsewhere(pointId: number, oldXid: string): Promise<void> {
+    if (!this.running) return;
+    this.enqueue(() => this.pointChanged({ id: pointId, xid: oldXid }));
+    await this.idle();
+  }
+
+  /** A source was saved or deleted elsewhere (that instance ended the events of a disabled one). */
+  async sourceChangedElsewhere(sourceId: number): Promise<void> {
+    if (!this.running) return;
+    const ds = await this.deps.sources.findById(sourceId);
+    if (ds?.enabled) return this.sourceSaved(ds);
+    this.unwatchSource(sourceId);
+  }
+
   /** The services keep their listeners for ever: register once, and ignore calls while stopped. */
   private listen(): void {
     if (this.listening) return;
@@ -213,7 +250,7 @@ export class DetectorRuntime {
   }
 
   /** A point was edited, disabled or deleted: reload its detectors; those no longer live end. */
-  private async pointChanged(before: DataPointRecord): Promise<void> {
+  private async pointChanged(before: Pick<DataPointRecord, 'id' | 'xid'>): Promise<void> {
     const now = await this.deps.points.findById(before.id);
     if (now) await this.deps.events.pointRenamed(before.id, before.xid, now.xid);
     const previous = (this.byPoint.get(before.id) ?? []).map((w) => w.detector.id);

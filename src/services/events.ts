@@ -24,7 +24,8 @@ import type { ListResult } from './resources.js';
 export type { EventRecord } from '../store/metadata/events.js';
 
 export type EventAction = 'RAISED' | 'ACKNOWLEDGED' | 'RETURN_TO_NORMAL';
-export type EventListener = (action: EventAction, event: EventRecord) => void;
+/** `local`: stored by this instance (false: relayed from another instance of the cluster). */
+export type EventListener = (action: EventAction, event: EventRecord, local: boolean) => void;
 
 /**
  * Sub type of the DATA_SOURCE event a source raises while its device (or broker) cannot be
@@ -104,11 +105,21 @@ export class EventService {
     this.sourceDisabledHooks.push(hook);
   }
 
-  private publish(action: EventAction, events: readonly EventRecord[]): void {
+  /** Events another instance stored and published: told to this instance's listeners. */
+  publishedElsewhere(action: EventAction, event: EventRecord): void {
+    this.publish(action, [event], false);
+  }
+
+  /** Forgets the cached read permissions (a point or source changed on another instance). */
+  forgetPermissions(): void {
+    this.readPermissions.clear();
+  }
+
+  private publish(action: EventAction, events: readonly EventRecord[], local = true): void {
     for (const event of events) {
       for (const listener of this.listeners) {
         try {
-          listener(action, event);
+          listener(action, event, local);
         } catch {
           // a listener reports its own failures; the others and the writer go on
         }

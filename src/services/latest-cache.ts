@@ -113,6 +113,11 @@ export class LatestValueCache {
     }
   }
 
+  /** Forgets every point (another instance may have written any of them). */
+  clear(): void {
+    this.entries.clear();
+  }
+
   invalidate(series: number): void {
     this.entries.delete(series);
   }

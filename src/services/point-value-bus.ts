@@ -14,6 +14,8 @@ export interface LiveValue {
   /** The point's previous newest value, when known (for CHANGE detection). */
   previous: StoredValue | undefined;
   kind: LiveValueKind;
+  /** Accepted by another instance of the cluster and relayed here (services/cluster-values.ts). */
+  remote?: boolean;
 }
 
 export type LiveValueListener = (event: LiveValue) => void;
@@ -24,6 +26,9 @@ export class PointValueBus {
   private everyPoint = 0;
   /** Point id → how many follow it. */
   private readonly followers = new Map<number, number>();
+  /** Points other instances follow (the cluster relays their values); none when alone. */
+  private remoteInterest: (pointId: number) => boolean = () => false;
+  private readonly followsChanged = new Set<() => void>();
 
   /**
    * Returns the function that unsubscribes. `followedOnly`: the listener declares the points it
@@ -32,32 +37,62 @@ export class PointValueBus {
   subscribe(listener: LiveValueListener, options: { followedOnly?: boolean } = {}): () => void {
     const everyPoint = options.followedOnly !== true;
     this.listeners.add(listener);
-    if (everyPoint) this.everyPoint++;
+    if (everyPoint && this.everyPoint++ === 0) this.tellFollowsChanged();
     let subscribed = true;
     return () => {
       if (!subscribed) return;
       subscribed = false;
       this.listeners.delete(listener);
-      if (everyPoint) this.everyPoint--;
+      if (everyPoint && --this.everyPoint === 0) this.tellFollowsChanged();
     };
   }
 
   /** Asks for the point's live values until the returned function is called. */
   follow(pointId: number): () => void {
-    this.followers.set(pointId, (this.followers.get(pointId) ?? 0) + 1);
+    const n = (this.followers.get(pointId) ?? 0) + 1;
+    this.followers.set(pointId, n);
+    if (n === 1) this.tellFollowsChanged();
     let following = true;
     return () => {
       if (!following) return;
       following = false;
       const n = (this.followers.get(pointId) ?? 1) - 1;
       if (n > 0) this.followers.set(pointId, n);
-      else this.followers.delete(pointId);
+      else {
+        this.followers.delete(pointId);
+        this.tellFollowsChanged();
+      }
     };
   }
 
-  /** Whether anybody wants this point's live values. */
+  /** Whether anybody wants this point's live values, here or on another instance. */
   isLive(pointId: number): boolean {
+    return this.everyPoint > 0 || this.followers.has(pointId) || this.remoteInterest(pointId);
+  }
+
+  /** Whether a listener of this instance wants the point's live values. */
+  isFollowedHere(pointId: number): boolean {
     return this.everyPoint > 0 || this.followers.has(pointId);
+  }
+
+  /** What this instance follows: every point, or these. */
+  follows(): { all: boolean; points: number[] } {
+    return { all: this.everyPoint > 0, points: [...this.followers.keys()] };
+  }
+
+  /** Called when the set of followed points (or every-point listeners) changes. */
+  onFollowsChanged(listener: () => void): () => void {
+    this.followsChanged.add(listener);
+    return () => this.followsChanged.delete(listener);
+  }
+
+  /** The cluster says which points other instances follow. */
+  setRemoteInterest(interest: (pointId: number) => boolean): void {
+    this.remoteInterest = interest;
+  }
+
+  private tellFollowsChanged(): void {
+    for (const l of this.followsChanged) l();
   }
 
   /** A listener that throws must not stop the others nor the writer. */

@@ -74,6 +74,7 @@ export class PointValueService {
     fetchMethod: (xid) => this.points.findByXid(xid),
   });
   private deviceWriter: DeviceWriter | undefined;
+  private readonly writtenListeners: ((earliest: ReadonlyMap<number, number>) => void)[] = [];
   /** Each point's newest published live value: what "newer than the latest" means for the bus. */
   private readonly published: LRUCache<number, StoredValue>;
   /** The timestamps the store can hold: others are refused with 422 before anything is written. */
@@ -89,6 +90,40 @@ export class PointValueService {
     this.published = new LRUCache({ max: options.latestCachePoints });
     this.buffer = new WriteBuffer(store, options.writeBufferValues);
     this.timeRange = store.timeRange ?? INSTANT_RANGE;
+  }
+
+  /**
+   * Told after values of these series became durable, or were deleted (series → earliest ts touched):
+   * the cluster tells the other instances, whose caches of them are out of date then.
+   */
+  onWritten(listener: (earliest: ReadonlyMap<number, number>) => void): void {
+    this.writtenListeners.push(listener);
+  }
+
+  /** Another instance wrote or deleted these series' values (no argument: anything may have changed). */
+  changedElsewhere(earliest?: ReadonlyMap<number, number>): void {
+    if (earliest) {
+      for (const id of earliest.keys()) {
+        this.latestCache.invalidate(id);
+        this.published.delete(id);
+      }
+    } else {
+      this.latestCache.clear();
+      this.published.clear();
+    }
+    this.store.changedElsewhere?.(earliest);
+  }
+
+  private tellWritten(batch: ValueBatch): void {
+    if (this.writtenListeners.length === 0) return;
+    const earliest = new Map<number, number>();
+    for (let i = 0; i < batch.length; i++) {
+      const s = batch.series[i]!;
+      const t = batch.ts[i]!;
+      const known = earliest.get(s);
+      if (known === undefined || t < known) earliest.set(s, t);
+    }
+    for (const l of this.writtenListeners) l(earliest);
   }
 
   /** Set values go to the device through this before they are stored. */
@@ -313,6 +348,7 @@ export class PointValueService {
     const deleted = await this.store.delete(point.id, from, to);
     this.latestCache.invalidate(point.id);
     this.published.delete(point.id);
+    for (const l of this.writtenListeners) l(new Map([[point.id, from]]));
     return deleted;
   }
 
@@ -351,6 +387,7 @@ export class PointValueService {
       for (const id of points.keys()) this.published.delete(id);
       await this.buffer.write(batch);
       this.latestCache.applyBatch(batch);
+      this.tellWritten(batch);
       return;
     }
     const rows = rowsBySeries(batch);
@@ -365,6 +402,7 @@ export class PointValueService {
       throw err;
     }
     for (const [id, stored] of rows) this.latestCache.applyWritten(id, stored);
+    this.tellWritten(batch);
   }
 
   /** The newest value published for a point, or its newest stored value before any was. */

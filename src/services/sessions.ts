@@ -20,6 +20,7 @@ const CACHE_TTL_MS = 2_000;
 
 export class SessionService {
   private readonly cache = new LRUCache<string, SessionRecord>({ max: 50_000, ttl: CACHE_TTL_MS });
+  private readonly endedListeners: ((idHashes: readonly string[]) => void)[] = [];
   private readonly idleMs: number;
   private readonly maxMs: number;
 
@@ -60,10 +61,27 @@ export class SessionService {
   async endByHash(idHash: string): Promise<void> {
     this.cache.delete(idHash);
     await this.repo.delete(idHash);
+    this.tellEnded([idHash]);
   }
 
   async endForUser(userId: number, exceptIdHash?: string): Promise<void> {
-    for (const idHash of await this.repo.deleteForUser(userId, exceptIdHash)) this.cache.delete(idHash);
+    const ended = await this.repo.deleteForUser(userId, exceptIdHash);
+    for (const idHash of ended) this.cache.delete(idHash);
+    this.tellEnded(ended);
+  }
+
+  /** Told of sessions this instance ended (the cluster tells the other instances to forget them). */
+  onEnded(listener: (idHashes: readonly string[]) => void): void {
+    this.endedListeners.push(listener);
+  }
+
+  /** Another instance ended these sessions. */
+  endedElsewhere(idHashes: readonly string[]): void {
+    for (const idHash of idHashes) this.cache.delete(idHash);
+  }
+
+  private tellEnded(idHashes: readonly string[]): void {
+    if (idHashes.length > 0) for (const l of this.endedListeners) l(idHashes);
   }
 
   async purgeExpired(): Promise<number> {

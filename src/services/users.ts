@@ -68,7 +68,8 @@ export interface CredentialListener {
  * renamed or its password or permissions changed; `tokensRevoked` when its JWTs were revoked.
  */
 export type UserEvent = 'changed' | 'tokensRevoked';
-export type UserEventListener = (userId: number, event: UserEvent) => void;
+/** `local`: the change was made through this instance (false: relayed from another). */
+export type UserEventListener = (userId: number, event: UserEvent, local: boolean) => void;
 
 /** Fields whose change ends what the user had open (Mango's USER_UPDATED). */
 const CHANGE_ENDS_CONNECTIONS = ['disabled', 'username', 'passwordHash', 'permissions'] as const;
@@ -87,6 +88,7 @@ export class UserService {
   private readonly idByUsername = new LRUCache<string, number>({ max: 10_000, ttl: CACHE_TTL_MS });
   private readonly listeners: CredentialListener[] = [];
   private readonly eventListeners = new Set<UserEventListener>();
+  private readonly forgottenListeners: ((userId: number) => void)[] = [];
 
   constructor(
     private readonly repo: UsersRepository,
@@ -103,11 +105,26 @@ export class UserService {
     return () => this.eventListeners.delete(listener);
   }
 
+  /** Told whenever this instance changed a user (the cluster tells the other instances to forget it). */
+  onForgotten(listener: (userId: number) => void): void {
+    this.forgottenListeners.push(listener);
+  }
+
+  /**
+   * Another instance changed the user: forget it here, and tell this instance's live connections
+   * what they would have heard had the change been made here.
+   */
+  changedElsewhere(userId: number, event?: UserEvent): void {
+    this.byId.delete(userId);
+    for (const [username, id] of this.idByUsername.entries()) if (id === userId) this.idByUsername.delete(username);
+    if (event) this.emit(userId, event, false);
+  }
+
   /** Listeners are synchronous and must not stop the change that told them. */
-  private emit(userId: number, event: UserEvent): void {
+  private emit(userId: number, event: UserEvent, local = true): void {
     for (const l of this.eventListeners) {
       try {
-        l(userId, event);
+        l(userId, event, local);
       } catch {
         // listeners report their own failures
       }
@@ -275,6 +292,7 @@ export class UserService {
   private forget(user: UserRecord): void {
     this.byId.delete(user.id);
     this.idByUsername.delete(user.username);
+    for (const l of this.forgottenListeners) l(user.id);
   }
 }
 

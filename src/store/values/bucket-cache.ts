@@ -89,6 +89,11 @@ export class BucketCachedStore implements PointValueStore {
     }
   }
 
+  changedElsewhere(earliest?: ReadonlyMap<number, number>): void {
+    if (earliest) this.cut(earliest);
+    else this.clear();
+  }
+
   async compact(): Promise<void> {
     if (!this.inner.compact) return;
     // Merging partial rows changes no aggregate, but its sums may round differently: start afresh.

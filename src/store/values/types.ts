@@ -88,6 +88,12 @@ export interface PointValueStore {
   delete(series: number, from: number, to: number): Promise<number>;
   /** Rewrites storage for read speed (DuckDB: sorted by series and time); absent where the engine needs none. */
   compact?(): Promise<void>;
+  /**
+   * Another instance wrote or deleted values of these series from these timestamps on (series → the
+   * earliest ts touched), or, without an argument, anything may have changed: what is cached about
+   * them is out of date. Absent where nothing is cached.
+   */
+  changedElsewhere?(earliest?: ReadonlyMap<number, number>): void;
   /** A cheap round trip, for /health. */
   ping(): Promise<void>;
   close(): Promise<void>;

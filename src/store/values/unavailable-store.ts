@@ -31,6 +31,7 @@ export function withUnavailableAsDomainError(store: PointValueStore, isUnavailab
     ping: () => store.ping().catch(unavailable),
     close: () => store.close(),
   };
+  if (store.changedElsewhere) wrapped.changedElsewhere = (earliest) => store.changedElsewhere!(earliest);
   if (store.compact) wrapped.compact = () => store.compact!().catch(unavailable);
   return wrapped;
 }

@@ -1,0 +1,191 @@
+// Several instances as one service: what this instance tells the others over the cluster channel
+// (store/cluster/channel.ts), and what it does when they tell it something.
+//
+// - `w` written: values of these series became durable or were deleted (series → earliest ts):
+//   latest values and hourly buckets cached of them are dropped.
+// - `live`: a live value of a point another instance follows (its WebSockets or its detectors);
+//   relayed onto that instance's bus. Which points each instance follows comes in `follows`
+//   announcements (in parts of FOLLOWS_PART ids), repeated every FOLLOWS_EVERY_MS and on `hello`;
+//   an instance not heard of for FOLLOWS_EXPIRE_MS no longer counts.
+// - `ev`: an event raised, acknowledged or returned to normal; told to this instance's listeners.
+// - `user`, `sess`, `point`: caches to forget; `user` may carry what live connections must hear.
+// The channel may lose messages while its connection is down; `resync` then drops every cache.
+import type { Logger } from 'pino';
+import { RESYNC, type ClusterChannel } from '../store/cluster/index.js';
+import type { StoredValue } from '../store/values/types.js';
+import type { EventAction, EventRecord, EventService } from './events.js';
+import type { LiveValue, LiveValueKind } from './point-value-bus.js';
+import type { PointValueService } from './point-values.js';
+import type { SessionService } from './sessions.js';
+import type { UserEvent, UserService } from './users.js';
+import type { DataPointRecord } from '../store/metadata/data-points.js';
+
+const FOLLOWS_PART = 500;
+const FOLLOWS_EVERY_MS = 5_000;
+const FOLLOWS_EXPIRE_MS = 15_000;
+const WRITTEN_PART = 200;
+
+interface RemoteFollows {
+  all: boolean;
+  points: Set<number>;
+  /** The announcement being received, shown once its last part arrived. */
+  next?: { generation: number; all: boolean; points: Set<number> };
+  heard: number;
+}
+
+export interface ClusterServices {
+  pointValues: PointValueService;
+  users: UserService;
+  sessions: SessionService;
+  events: EventService;
+  /** Point changes, for the detector runtime and the point caches. */
+  pointChanged(pointId: number, oldXid: string): void;
+}
+
+type LiveBody = { p: number; x: string; d: string; k: LiveValueKind; v: StoredValue; pr: StoredValue | null };
+
+export class ClusterLink {
+  private readonly remote = new Map<string, RemoteFollows>();
+  private generation = 0;
+  private announceTimer: NodeJS.Timeout | undefined;
+  private heartbeat: NodeJS.Timeout | undefined;
+  private readonly off: (() => void)[] = [];
+
+  constructor(
+    private readonly channel: ClusterChannel,
+    private readonly s: ClusterServices,
+    private readonly log: Pick<Logger, 'warn'>,
+  ) {
+    // Alone (PGlite), there is nobody to tell: nothing is wired, nothing costs the ingest path.
+    if (!channel.shared) return;
+    const { pointValues, users, sessions, events } = s;
+    const bus = pointValues.bus;
+    bus.setRemoteInterest((id) => this.followedElsewhere(id));
+    this.off.push(bus.onFollowsChanged(() => this.announceSoon()));
+    // Relays values this instance accepted; relayed ones are not sent on again.
+    this.off.push(bus.subscribe((v) => this.relay(v), { followedOnly: true }));
+    pointValues.onWritten((earliest) => this.written(earliest));
+    users.onForgotten((id) => this.send('user', { id }));
+    users.onUserEvent((id, ev, local) => local && this.send('user', { id, ev }));
+    sessions.onEnded((hashes) => this.send('sess', hashes));
+    this.off.push(events.subscribe((action, event, local) => local && this.send('ev', { a: action, e: event })));
+
+    this.on('w', (body) => pointValues.changedElsewhere(new Map(body as [number, number][])));
+    this.on('live', (body) => this.received(body as LiveBody));
+    this.on('follows', (body, from) => this.follows(from, body as { g: number; i: number; n: number; all: boolean; p: number[] }));
+    this.on('hello', () => this.announceSoon());
+    this.on('user', (body) => {
+      const { id, ev } = body as { id: number; ev?: UserEvent };
+      users.changedElsewhere(id, ev);
+    });
+    this.on('sess', (body) => sessions.endedElsewhere(body as string[]));
+    this.on('ev', (body) => {
+      const { a, e } = body as { a: EventAction; e: EventRecord };
+      events.publishedElsewhere(a, e);
+    });
+    this.on('point', (body) => {
+      const { id, xid } = body as { id: number; xid: string };
+      pointValues.forgetPoint({ id, xid });
+      events.forgetPermissions();
+      s.pointChanged(id, xid);
+    });
+    this.off.push(
+      channel.subscribe(RESYNC, () => {
+        pointValues.changedElsewhere();
+        events.forgetPermissions();
+        this.send('hello', 0);
+        this.announceSoon();
+      }),
+    );
+    this.heartbeat = setInterval(() => this.announce(), FOLLOWS_EVERY_MS);
+    this.heartbeat.unref();
+    this.send('hello', 0);
+    this.announce();
+  }
+
+  /** A point was changed through this instance (its XID before the change). */
+  pointChanged(point: Pick<DataPointRecord, 'id' | 'xid'>): void {
+    this.send('point', { id: point.id, xid: point.xid });
+  }
+
+  close(): void {
+    clearInterval(this.heartbeat);
+    clearTimeout(this.announceTimer);
+    for (const off of this.off) off();
+  }
+
+  private send(topic: string, body: unknown): void {
+    this.channel.publish(topic, JSON.stringify(body));
+  }
+
+  private on(topic: string, handle: (body: unknown, from: string) => void): void {
+    this.off.push(
+      this.channel.subscribe(topic, (text, from) => {
+        try {
+          handle(JSON.parse(text), from);
+        } catch (err) {
+          this.log.warn({ err, topic }, 'cluster message not understood');
+        }
+      }),
+    );
+  }
+
+  private written(earliest: ReadonlyMap<number, number>): void {
+    const pairs = [...earliest];
+    for (let i = 0; i < pairs.length; i += WRITTEN_PART) this.send('w', pairs.slice(i, i + WRITTEN_PART));
+  }
+
+  private relay(v: LiveValue): void {
+    if (v.remote || !this.followedElsewhere(v.pointId)) return;
+    const body: LiveBody = { p: v.pointId, x: v.xid, d: v.dataType, k: v.kind, v: v.value, pr: v.previous ?? null };
+    this.send('live', body);
+  }
+
+  private received(b: LiveBody): void {
+    if (!this.s.pointValues.bus.isFollowedHere(b.p)) return;
+    this.s.pointValues.bus.publish({ pointId: b.p, xid: b.x, dataType: b.d, kind: b.k, value: b.v, previous: b.pr ?? undefined, remote: true });
+  }
+
+  // ---- who follows what ------------------------------------------------------------------------
+
+  private followedElsewhere(pointId: number): boolean {
+    if (this.remote.size === 0) return false;
+    const now = Date.now();
+    for (const [id, f] of this.remote) {
+      if (now - f.heard > FOLLOWS_EXPIRE_MS) {
+        this.remote.delete(id);
+        continue;
+      }
+      if (f.all || f.points.has(pointId)) return true;
+    }
+    return false;
+  }
+
+  private announceSoon(): void {
+    this.announceTimer ??= setTimeout(() => {
+      this.announceTimer = undefined;
+      this.announce();
+    }, 20);
+  }
+
+  /** Sends what this instance follows, in parts; the others replace what they knew once all arrived. */
+  private announce(): void {
+    const { all, points } = this.s.pointValues.bus.follows();
+    const g = ++this.generation;
+    const n = Math.max(1, Math.ceil(points.length / FOLLOWS_PART));
+    for (let i = 0; i < n; i++) this.send('follows', { g, i, n, all, p: points.slice(i * FOLLOWS_PART, (i + 1) * FOLLOWS_PART) });
+  }
+
+  private follows(from: string, m: { g: number; i: number; n: number; all: boolean; p: number[] }): void {
+    let f = this.remote.get(from);
+    if (!f) this.remote.set(from, (f = { all: false, points: new Set(), heard: Date.now() }));
+    if (!f.next || f.next.generation !== m.g) f.next = { generation: m.g, all: m.all, points: new Set() };
+    for (const id of m.p) f.next.points.add(id);
+    if (m.i === m.n - 1) {
+      f.all = f.next.all;
+      f.points = f.next.points;
+      f.next = undefined;
+      f.heard = Date.now();
+    }
+  }
+}

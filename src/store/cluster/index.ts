@@ -1,0 +1,3 @@
+export { RESYNC, type ClusterChannel, type ClusterHandler } from './channel.js';
+export type { LeaseKind, Leases } from './leases.js';
+export { openCluster, type Cluster } from './open.js';
