@@ -1,5 +1,6 @@
 // The QuestDB store's settings: its options, the table name rule and the ILP configuration string.
 import type { ValueStoreHooks } from '../hooks.js';
+import type { QuestDbStoreInit } from './store.js';
 
 export interface QuestDbStoreOptions extends ValueStoreHooks {
   /** ILP client configuration (QUESTDB_ILP), e.g. `http::addr=host:9000`; http or https only. */
@@ -14,6 +15,8 @@ export interface QuestDbStoreOptions extends ValueStoreHooks {
   poolSize?: number;
   /** The installation (metadata store) id that must own the table (owner.ts); unset: no ownership check. */
   installation?: string;
+  /** Instances sharing the table take turns at writing it (store.ts, WriterTurn); unset: alone. */
+  writerTurn?: QuestDbStoreInit['writerTurn'];
 }
 
 export const DEFAULT_TABLE = 'point_values';

@@ -98,6 +98,11 @@ export class SeriesTails {
   forget(series: number): void {
     this.tails.delete(series);
   }
+
+  /** Another instance wrote the table: every tail may be out of date. */
+  clear(): void {
+    this.tails.clear();
+  }
 }
 
 /**

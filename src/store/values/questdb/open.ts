@@ -39,6 +39,7 @@ export async function openQuestDbStore(options: QuestDbStoreOptions): Promise<Qu
         ...(options.applyTimeoutMs !== undefined ? { applyTimeoutMs: options.applyTimeoutMs } : {}),
         ...(options.log ? { log: options.log } : {}),
         ...(options.onAppended ? { onAppended: options.onAppended } : {}),
+        ...(options.writerTurn ? { writerTurn: options.writerTurn } : {}),
       },
     );
   } catch (err) {

@@ -47,9 +47,21 @@ export interface QuestDbConnections {
   end(): Promise<void>;
 }
 
+/** A turn at writing a table other instances write too (store/cluster/writer-lock.ts). */
+export interface WriterTurn {
+  /** Another instance wrote the table since this one's last turn. */
+  othersWrote: boolean;
+  release(): Promise<void>;
+}
+
 export interface QuestDbStoreInit extends ValueStoreHooks {
   table: string;
   applyTimeoutMs?: number;
+  /**
+   * Several instances writing one table take turns (each keeps the hourly tails of the series it
+   * wrote in memory); alone, no turn is needed.
+   */
+  writerTurn?: () => Promise<WriterTurn>;
 }
 
 const DEFAULT_APPLY_TIMEOUT_MS = 30_000;
@@ -155,7 +167,7 @@ class QuestDbValueStore implements QuestDbStore {
     await this.roomForUnapplied();
     // Built and sent in order under the lock; answered once committed (durable in the WAL): until
     // QuestDB applies the rows, this store's reads take them from `unapplied`.
-    const { intent, layer } = await this.exclusive(() => this.write(batch));
+    const { intent, layer } = await this.exclusive(() => this.inTurn(() => this.write(batch)));
     if (intent) this.doneLines.push(intent);
     if (layer) this.watch(layer);
     this.appended(batch.length);
@@ -220,7 +232,7 @@ class QuestDbValueStore implements QuestDbStore {
     this.checkOpen();
     if (!(to > from) || to <= 0) return 0;
     // Under the lock, so a concurrent append of this range is ordered before or after it.
-    return this.exclusive(async () => {
+    return this.exclusive(() => this.inTurn(async () => {
       await this.repairFailed();
       await this.settleUnapplied();
       const [row] = await this.conn.query<{ n: string | number }>(this.sql.countLive(series, from, to));
@@ -239,7 +251,24 @@ class QuestDbValueStore implements QuestDbStore {
       this.tails.forget(series);
       this.doneLines.push(intent);
       return n;
-    });
+    }));
+  }
+
+  /**
+   * Runs a write in this instance's turn at the table when other instances write it too; when one of
+   * them wrote since our last turn, what we hold of the table is read again once QuestDB applied it.
+   */
+  private async inTurn<T>(fn: () => Promise<T>): Promise<T> {
+    const turn = await this.opts.writerTurn?.();
+    try {
+      if (turn?.othersWrote) {
+        await this.waitApplied(this.names.raw, this.names.hourly);
+        this.tails.clear();
+      }
+      return await fn();
+    } finally {
+      await turn?.release();
+    }
   }
 
   async ping(): Promise<void> {
@@ -266,6 +295,12 @@ class QuestDbValueStore implements QuestDbStore {
 
   /** At open: the hours of intents a crash left undone are recomputed, then marked done. */
   async recoverIntents(): Promise<void> {
+    await this.inTurn(() => this.replayIntents());
+    // Intents older than a month are all done or replayed by now; their partitions can go.
+    await this.conn.query(this.sql.dropOldIntents()).catch((err: unknown) => this.log.debug({ err }, 'no old intent partition dropped'));
+  }
+
+  private async replayIntents(): Promise<void> {
     const undone = await this.conn.query<IntentRow>(this.sql.undoneIntents());
     if (undone.length > 0) {
       this.log.warn({ intents: undone.length }, 'recomputing the hourly rows of writes a stop left unfinished');
@@ -277,8 +312,6 @@ class QuestDbValueStore implements QuestDbStore {
       await this.conn.ilp.send(done.take());
       await this.waitApplied(this.names.pending);
     }
-    // Intents older than a month are all done or replayed by now; their partitions can go.
-    await this.conn.query(this.sql.dropOldIntents()).catch((err: unknown) => this.log.debug({ err }, 'no old intent partition dropped'));
   }
 
   private checkOpen(): void {
