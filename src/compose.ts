@@ -21,6 +21,7 @@ import { createModbusDriver } from './runtime/modbus.js';
 import { createMqttDriver } from './runtime/mqtt.js';
 import { createVirtualDriver } from './runtime/virtual.js';
 import { DetectorRuntime } from './runtime/detectors.js';
+import { deviceWriterAcross } from './runtime/device-writes.js';
 import { EventsRepository } from './store/metadata/events.js';
 import { LoginAddressesRepository } from './store/metadata/login-addresses.js';
 import { JsonStoreRepository } from './store/metadata/json-store.js';
@@ -125,7 +126,8 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
   // Saving a source (or one of its points) restarts it; the API answers once it has (re)started.
   dataSources.onChange({ sourceSaved: (ds) => runtime.sourceSaved(ds), sourceDeleted: (ds) => runtime.sourceDeleted(ds) });
   dataPoints.onChange({ pointChanged: (p) => runtime.pointChanged(p) });
-  pointValues.setDeviceWriter((point, value) => runtime.write(point, value));
+  // A set value goes to the device through the instance that runs its source (device-writes.ts).
+  pointValues.setDeviceWriter(deviceWriterAcross(cluster.channel, runtime, log));
   const detectors = new DetectorRuntime({ events, detectors: eventDetectors, points: dataPoints, sources: dataSources, bus: pointValues.bus, log });
   const link = new ClusterLink(channel, {
     pointValues,

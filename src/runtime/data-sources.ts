@@ -102,8 +102,9 @@ export class DataSourceRuntime {
     await Promise.all([...this.running.keys()].map((id) => this.stopNow(id)));
   }
 
-  /** Whether this instance runs the source. */
-  runsHere(sourceId: number): boolean {
+  /** Whether this instance runs the source, once a start or stop under way has finished. */
+  async runsHere(sourceId: number): Promise<boolean> {
+    await this.queues.get(sourceId);
     return this.running.has(sourceId);
   }
 
