@@ -42,6 +42,14 @@ const HOURLY_COLUMNS = 'series, bucket, count, sum, min, max, first_ts, first_va
 
 export const SQL = {
   copyStage: `COPY ${STAGE} (series, ts, value, text, annotation) FROM STDIN (FORMAT binary)`,
+  /**
+   * Whether any series $1 has a stored row at or after $2 (its first staged ts): only then can the
+   * stage conflict with stored rows. Asked under the series locks, so no other writer adds one meanwhile.
+   */
+  anyLate: `SELECT EXISTS (SELECT 1 FROM unnest($1::integer[], $2::bigint[]) AS t(series, ts)
+              WHERE EXISTS (SELECT 1 FROM ${RAW} AS p WHERE p.series = t.series AND p.ts >= t.ts)) AS late`,
+  /** New rows only (live data, a bulk load in time order): a plain insert costs about half an upsert. */
+  insert: `INSERT INTO ${RAW} (series, ts, value, text, annotation) SELECT series, ts, value, text, annotation FROM ${STAGE}`,
   // The stage holds one row per (series, ts) (deduplicated in JS, last write kept).
   upsert: `INSERT INTO ${RAW} (series, ts, value, text, annotation)
            SELECT series, ts, value, text, annotation FROM ${STAGE}

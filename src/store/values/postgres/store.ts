@@ -209,7 +209,7 @@ export class PostgresStore implements PointValueStore {
 
   /**
    * One transaction: lock the group's series, COPY its rows (sorted, one per key: the last written
-   * wins) into the stage, upsert them, and recompute the hours they touch from the raw rows. The
+   * wins) into the stage, insert them (upsert when some may replace stored rows), and recompute the hours they touch from the raw rows. The
    * locks make a concurrent writer of the same series (this instance's delete, another instance)
    * wait for this commit, so its recompute includes these rows, and this one includes its rows.
    */
@@ -227,7 +227,9 @@ export class PostgresStore implements PointValueStore {
       const copy = new CopyIn(SQL.copyStage, chunks);
       void c.query(copy);
       await copy.done;
-      await c.query(SQL.upsert);
+      const firstTs = rows.segStart.map((k) => batch.ts[rows.perm[k]!]!);
+      const { rows: probe } = await c.query<{ late: boolean }>(SQL.anyLate, [rows.segSeries, firstTs]);
+      await c.query(probe[0]?.late === false ? SQL.insert : SQL.upsert);
       await c.query(SQL.recompute, [touched.series, touched.bucket]);
     });
   }
