@@ -2,7 +2,9 @@
 // against the service with its embedded DuckDB value store on a fresh DATA_DIR — or, with QUESTDB_ILP and
 // QUESTDB_PG set, on that QuestDB (a fresh QUESTDB_TABLE, dropped afterwards), where it also measures
 // QuestDB's own `SAMPLE BY 1h` average over the same rows (cold: each point's first query; warm) and
-// the same ingest into a DuckDB service in the same run (the ratio QuestDB / DuckDB).
+// the same ingest into a DuckDB service in the same run (the ratio QuestDB / DuckDB). With
+// VALUE_STORE=postgres the service keeps its values (and metadata) on the PostgreSQL below, in a schema
+// of this run's own, dropped afterwards; the DuckDB ingest baseline runs there too.
 // - ingest: 100 NUMERIC points × 1 year at 1-minute spacing (52,560,000 values) POSTed to
 //   /rest/latest/point-values in batches of 10,000 consecutive minutes of one point, from 2 concurrent
 //   clients (each takes half of the points), Bearer JWT, rate limits off. Sustained values/s, the
@@ -26,6 +28,7 @@
 //   node --import tsx bench/historian.ts                                   (this benchmark alone)
 //   BENCH_HISTORIAN_POINTS=10 BENCH_HISTORIAN_DAYS=30 npm run bench -- historian   (a quick run)
 //   QUESTDB_ILP=http::addr=127.0.0.1:9000 QUESTDB_PG=postgres://admin:quest@127.0.0.1:8812/qdb npm run bench -- historian
+//   VALUE_STORE=postgres npm run bench -- historian
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
@@ -82,7 +85,14 @@ const QUESTDB =
   process.env.QUESTDB_ILP && process.env.QUESTDB_PG
     ? { ilp: process.env.QUESTDB_ILP, pg: process.env.QUESTDB_PG, table: `bench_historian_${randomBytes(5).toString('hex')}` }
     : undefined;
-const ENGINE = QUESTDB ? 'questdb' : 'duckdb';
+/** VALUE_STORE=postgres: the service's values on DATABASE_URL's server, in a schema of this run's own. */
+const PG_VALUES = process.env.VALUE_STORE === 'postgres' ? { schema: `bench_values_${randomBytes(5).toString('hex')}` } : undefined;
+if (process.env.VALUE_STORE && !['postgres', 'duckdb'].includes(process.env.VALUE_STORE)) {
+  throw new Error('VALUE_STORE must be duckdb or postgres here (QuestDB: set QUESTDB_ILP and QUESTDB_PG)');
+}
+const ENGINE = QUESTDB ? 'questdb' : PG_VALUES ? 'postgres' : 'duckdb';
+/** A server engine, whose ingest is compared with DuckDB's in the same run. */
+const SERVER_ENGINE = QUESTDB ? 'QuestDB' : PG_VALUES ? 'PostgreSQL' : undefined;
 /** QuestDB's SAMPLE BY runs (warm) per point, after its first (cold) one. */
 const SAMPLE_BY_RUNS = 5;
 
@@ -617,6 +627,17 @@ async function questdbSampleBy(q: NonNullable<typeof QUESTDB>, series: readonly 
   }
 }
 
+/** Drops the schema the service kept its values and metadata in (VALUE_STORE=postgres). */
+async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
 /** Drops the QuestDB tables of this run. */
 async function dropQuestDbTables(q: NonNullable<typeof QUESTDB>): Promise<void> {
   const client = new pg.Client({ connectionString: q.pg });
@@ -642,7 +663,11 @@ async function run(): Promise<Figure[]> {
     const copyRate = pgdb.copyRows / pgdb.copySeconds;
     progress(`postgresql: COPY ${fmtInt(pgdb.copyRows)} rows into (series_id, ts, value) with PRIMARY KEY in ${pgdb.copySeconds.toFixed(1)} s: ${fmtInt(copyRate)} rows/s (schema ${pgdb.schema})`);
 
-    const engineEnv: Record<string, string> = QUESTDB ? { QUESTDB_ILP: QUESTDB.ilp, QUESTDB_PG: QUESTDB.pg, QUESTDB_TABLE: QUESTDB.table } : {};
+    const engineEnv: Record<string, string> = QUESTDB
+      ? { QUESTDB_ILP: QUESTDB.ilp, QUESTDB_PG: QUESTDB.pg, QUESTDB_TABLE: QUESTDB.table }
+      : PG_VALUES
+        ? { VALUE_STORE: 'postgres', DATABASE_URL, DATABASE_SCHEMA: PG_VALUES.schema }
+        : {};
     service = await startSeededService({ RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'silent', ...engineEnv });
     let token = await createToken(service.url, await login(service.url), 6 * 3_600_000);
     const pointIds = await createPoints(service, token);
@@ -664,15 +689,15 @@ async function run(): Promise<Figure[]> {
         `RSS max ${ing.rssMaxMiB.toFixed(0)} MiB (VmHWM ${ing.rssHwmMiB.toFixed(0)} MiB); load average ${ing.load.toFixed(2)}`,
     );
 
-    // -- on QuestDB: the same ingest into DuckDB, in the same run --
+    // -- on a server engine: the same ingest into DuckDB, in the same run --
     let duckIngest: Ingested | undefined;
-    if (QUESTDB) {
+    if (SERVER_ENGINE) {
       const duck = await startSeededService({ RATE_LIMIT_ENABLED: 'false', LOG_LEVEL: 'silent' });
       try {
         const duckToken = await createToken(duck.url, await login(duck.url), 6 * 3_600_000);
         await createPoints(duck, duckToken);
         duckIngest = await ingest(duck, duckToken, queues, 'ingest into DuckDB (baseline)');
-        progress(`ingest into DuckDB, same data and clients: ${fmtInt(duckIngest.rps)} values/s; QuestDB / DuckDB ${(ing.rps / duckIngest.rps).toFixed(2)}`);
+        progress(`ingest into DuckDB, same data and clients: ${fmtInt(duckIngest.rps)} values/s; ${SERVER_ENGINE} / DuckDB ${(ing.rps / duckIngest.rps).toFixed(2)}`);
       } finally {
         await duck.stop();
       }
@@ -789,8 +814,8 @@ async function run(): Promise<Figure[]> {
     }
     if (duckIngest) {
       engineFigures.push(
-        figure(B, 'ingest: QuestDB vs DuckDB (same run)', ing.rps, 'values/s', 'DuckDB service, same data and clients', duckIngest.rps,
-          `target ratio ≥ 0.5: ${met(ing.rps >= 0.5 * duckIngest.rps)}; QuestDB service CPU ${ing.serviceCpuSeconds.toFixed(0)} s (QuestDB's own CPU not counted), DuckDB service CPU ${duckIngest.serviceCpuSeconds.toFixed(0)} s`),
+        figure(B, `ingest: ${SERVER_ENGINE} vs DuckDB (same run)`, ing.rps, 'values/s', 'DuckDB service, same data and clients', duckIngest.rps,
+          `target ratio ≥ 0.5: ${met(ing.rps >= 0.5 * duckIngest.rps)}; ${SERVER_ENGINE} service CPU ${ing.serviceCpuSeconds.toFixed(0)} s (${SERVER_ENGINE}'s own CPU not counted), DuckDB service CPU ${duckIngest.serviceCpuSeconds.toFixed(0)} s`),
       );
     }
     return [
@@ -824,6 +849,7 @@ async function run(): Promise<Figure[]> {
     await service?.stop();
     await pgdb.close();
     if (QUESTDB) await dropQuestDbTables(QUESTDB).catch(() => undefined);
+    if (PG_VALUES) await dropSchema(PG_VALUES.schema).catch(() => undefined);
     agent.destroy();
   }
 }

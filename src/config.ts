@@ -33,6 +33,11 @@ export interface Config {
   passwordMaxAgeDays: number;
   adminPassword: string | undefined;
   values: {
+    /**
+     * The point-value engine (VALUE_STORE): duckdb embedded under DATA_DIR, questdb (QUESTDB_ILP and
+     * QUESTDB_PG), or postgres (the DATABASE_URL server, DATABASE_SCHEMA when set).
+     */
+    engine: ValueEngineName;
     /** QuestDB ILP/HTTP config string (http::addr=host:9000); with questdbPg, switches to QuestDB. */
     questdbIlp: string | undefined;
     questdbPg: string | undefined;
@@ -71,6 +76,9 @@ export interface PointValueReadLimits {
 }
 
 export class ConfigError extends Error {}
+
+export const VALUE_ENGINES = ['duckdb', 'questdb', 'postgres'] as const;
+export type ValueEngineName = (typeof VALUE_ENGINES)[number];
 
 type Env = Record<string, string | undefined>;
 
@@ -177,6 +185,19 @@ function httpLimits(env: Env): Config['http'] {
   return { maxHeaderBytes, maxUrlBytes };
 }
 
+/**
+ * VALUE_STORE, checked against the settings the engine needs. Unset keeps the behaviour from before
+ * the variable existed: QuestDB when its settings are there, else DuckDB.
+ */
+function valueEngine(env: Env, questdbSet: boolean): ValueEngineName {
+  const engine = oneOf<ValueEngineName>(env, 'VALUE_STORE', questdbSet ? 'questdb' : 'duckdb', VALUE_ENGINES);
+  if (engine === 'questdb' && !questdbSet) throw new ConfigError('VALUE_STORE=questdb needs QUESTDB_ILP and QUESTDB_PG');
+  if (engine === 'postgres' && postgresUrl(env, 'DATABASE_URL') === undefined) {
+    throw new ConfigError('VALUE_STORE=postgres needs DATABASE_URL (the values live in that PostgreSQL server)');
+  }
+  return engine;
+}
+
 function questdbSettings(env: Env): Config['values'] {
   const ilp = env.QUESTDB_ILP?.trim() || undefined;
   const pg = postgresUrl(env, 'QUESTDB_PG');
@@ -191,6 +212,7 @@ function questdbSettings(env: Env): Config['values'] {
     throw new ConfigError(`QUESTDB_PROTOCOL_VERSION must be 1 (the ILP version this service speaks, which every QuestDB server takes), got "${version}"`);
   }
   return {
+    engine: valueEngine(env, ilp !== undefined && pg !== undefined),
     questdbIlp: ilp,
     questdbPg: pg,
     questdbTable: tableName(env, 'QUESTDB_TABLE', 'point_values'),

@@ -179,6 +179,25 @@ describe('loadConfig', () => {
       for (const QUESTDB_TABLE of ['Point_Values', '1values', 'a-b', 'a;drop', 'x'.repeat(64)]) assertRefused({ ...both, QUESTDB_TABLE }, 'QUESTDB_TABLE');
     });
 
+    it('VALUE_STORE: duckdb by default, questdb when its settings are there, postgres only with DATABASE_URL', () => {
+      const questdb = { QUESTDB_ILP: 'http::addr=q:9000', QUESTDB_PG: 'postgres://admin:quest@q:8812/qdb' };
+      const db = { DATABASE_URL: 'postgres://svc@db:5432/dds' };
+      assert.equal(loadConfig({}).values.engine, 'duckdb');
+      assert.equal(loadConfig(questdb).values.engine, 'questdb');
+      assert.equal(loadConfig({ ...questdb, VALUE_STORE: 'duckdb' }).values.engine, 'duckdb');
+      assert.equal(loadConfig({ ...questdb, ...db, VALUE_STORE: 'Postgres' }).values.engine, 'postgres');
+      assert.equal(loadConfig({ ...db, VALUE_STORE: ' postgres ' }).values.engine, 'postgres');
+      assert.equal(loadConfig({ VALUE_STORE: '' }).values.engine, 'duckdb');
+      for (const VALUE_STORE of ['postgresql', 'pg', 'sqlite', 'duckdb,questdb']) assertRefused({ ...db, VALUE_STORE }, 'VALUE_STORE');
+      assertRefused({ VALUE_STORE: 'questdb' }, 'QUESTDB_ILP');
+      assertRefused({ VALUE_STORE: 'questdb', QUESTDB_ILP: questdb.QUESTDB_ILP }, 'QUESTDB_PG');
+      for (const name of ['VALUE_STORE', 'DATABASE_URL']) {
+        assertRefused({ VALUE_STORE: 'postgres' }, name);
+        assertRefused({ VALUE_STORE: 'postgres', DATABASE_URL: '' }, name);
+      }
+      assertRefused({ VALUE_STORE: 'postgres', DATABASE_URL: 'mysql://db/x' }, 'DATABASE_URL');
+    });
+
     it('DATABASE_SCHEMA that is not a plain lower-case identifier', () => {
       assertRefused({ DATABASE_SCHEMA: 'x; drop table users' }, 'DATABASE_SCHEMA');
     });

@@ -17,6 +17,7 @@ import { BUCKET_MS, type PointValueStore, type ValueBatch } from '../src/store/v
 import { effectiveSeries, referenceRollup, type ReferenceStatistics, type TimedValue } from './helpers/reference-rollup.js';
 import './helpers/value-engines.duckdb.js';
 import './helpers/value-engines.questdb.js';
+import './helpers/value-engines.postgres.js';
 import { announceValueEngines, valueEngines, type ValueEngine } from './helpers/value-engines.js';
 import { spy, STATISTIC_KEY, STATISTICS } from './helpers/rollup-checks.js';
 

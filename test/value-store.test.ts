@@ -13,6 +13,7 @@ import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue
 import { KILL_BATCH, KILL_SERIES, killBatchTs } from './fixtures/duckdb-kill-batches.js';
 import './helpers/value-engines.duckdb.js';
 import './helpers/value-engines.questdb.js';
+import './helpers/value-engines.postgres.js';
 import { announceValueEngines, valueEngines } from './helpers/value-engines.js';
 
 const H = BUCKET_MS;

@@ -18,7 +18,8 @@ export interface TestApp {
  * `env` overrides the service's environment variables (e.g. BASIC_AUTH_ENABLED, RATE_LIMIT_*); `log`
  * replaces the service's logger (helpers/log.ts reads its lines; LOG_LEVEL then does not apply).
  * Point values go to DuckDB under DATA_DIR, or with TEST_VALUE_STORE=questdb to a QuestDB table of
- * this app's own.
+ * this app's own, or with TEST_VALUE_STORE=postgres to a schema of its own on TEST_DATABASE_URL (the
+ * metadata with them, whatever `engine` says: VALUE_STORE=postgres uses the DATABASE_URL server).
  */
 export async function startTestApp(engine: MetadataEngine = 'pglite', env: Record<string, string> = {}, log?: Logger): Promise<TestApp> {
   const dataDir = await tempDir();

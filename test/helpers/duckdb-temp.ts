@@ -67,7 +67,7 @@ export async function readAll(store: Pick<PointValueStore, 'range'>, series: num
  * append (to hold it at a gate or to make it fail).
  */
 export class SpyStore implements PointValueStore {
-  readonly engine: 'duckdb' | 'questdb';
+  readonly engine: PointValueStore['engine'];
   /** Set to let the write buffer run several appends at once (as QuestDB does). */
   appendConcurrency: number | undefined;
   latestCalls = 0;

@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { openQuestDbStore, validateTableName } from '../../src/store/values/questdb/index.js';
+import { servicePostgresValueStore } from './value-engines.postgres.js';
 import { questdbSettings, registerValueEngine } from './value-engines.js';
 
 export function newQuestDbTableName(): string {
@@ -28,11 +29,13 @@ export async function dropQuestDbTable(pgUrl: string, table: string): Promise<vo
  * TEST_VALUE_STORE=questdb runs every suite that starts the service (test/helpers/app.ts) on the
  * QuestDB of TEST_QUESTDB_ILP/TEST_QUESTDB_PG, each service on a table of its own: the service's
  * environment for that, and what drops the table afterwards. Undefined when the suites run on DuckDB.
+ * TEST_VALUE_STORE=postgres: see servicePostgresValueStore.
  */
 export function serviceValueStore(): { env: Record<string, string>; dispose(): Promise<void> } | undefined {
   const wanted = process.env.TEST_VALUE_STORE;
   if (wanted === undefined || wanted === '' || wanted === 'duckdb') return undefined;
-  if (wanted !== 'questdb') throw new Error(`TEST_VALUE_STORE must be duckdb or questdb, got "${wanted}"`);
+  if (wanted === 'postgres') return servicePostgresValueStore();
+  if (wanted !== 'questdb') throw new Error(`TEST_VALUE_STORE must be duckdb, questdb or postgres, got "${wanted}"`);
   if (!ilp || !pgUrl) throw new Error('TEST_VALUE_STORE=questdb needs TEST_QUESTDB_ILP and TEST_QUESTDB_PG');
   const table = newQuestDbTableName();
   const url = pgUrl;

@@ -13,7 +13,7 @@ export interface ValueStoreHooks {
 }
 
 /** The engine's logger: a child of the owner's, or a silent one. */
-export function engineLogger(log: Logger | undefined, engine: 'duckdb' | 'questdb'): Logger {
+export function engineLogger(log: Logger | undefined, engine: 'duckdb' | 'questdb' | 'postgres'): Logger {
   return (log ?? pino({ level: 'silent' })).child({ engine });
 }
 

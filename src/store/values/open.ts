@@ -1,10 +1,12 @@
-// Chooses the point-value engine from the config: QuestDB when QUESTDB_ILP and QUESTDB_PG are
-// set, else DuckDB embedded under DATA_DIR/values; either behind the hourly-aggregate cache.
+// Chooses the point-value engine from the config (VALUE_STORE; unset: QuestDB when QUESTDB_ILP and
+// QUESTDB_PG are set, else DuckDB embedded under DATA_DIR/values), PostgreSQL on DATABASE_URL when
+// asked for; any of them behind the hourly-aggregate cache.
 import { join } from 'node:path';
 import type { Config } from '../../config.js';
 import { withBucketCache } from './bucket-cache.js';
 import { openDuckDbStore } from './duckdb/index.js';
 import type { ValueStoreHooks } from './hooks.js';
+import { openPostgresStore } from './postgres/index.js';
 import { isWalWaitFailure, openQuestDbStore } from './questdb/index.js';
 import { isStoreUnreachable } from '../unavailable.js';
 import type { PointValueStore } from './types.js';
@@ -14,9 +16,21 @@ import { withUnavailableAsDomainError } from './unavailable-store.js';
  * `hooks`: the engine's logger and the durable-append hook (see ValueStoreHooks). `installation`: the
  * metadata store's id; a shared store (QuestDB) refuses to open a table another installation owns.
  */
-export async function openValueStore(config: Pick<Config, 'dataDir' | 'values'>, hooks: ValueStoreHooks = {}, installation?: string): Promise<PointValueStore> {
-  const { questdbIlp, questdbPg, questdbTable } = config.values;
-  if (questdbIlp && questdbPg) {
+export async function openValueStore(
+  config: Pick<Config, 'dataDir' | 'values' | 'databaseUrl' | 'databaseSchema'>,
+  hooks: ValueStoreHooks = {},
+  installation?: string,
+): Promise<PointValueStore> {
+  const { engine, questdbIlp, questdbPg, questdbTable } = config.values;
+  if (engine === 'postgres') {
+    // loadConfig refuses VALUE_STORE=postgres without DATABASE_URL; a config built otherwise is a bug.
+    if (!config.databaseUrl) throw new Error('VALUE_STORE=postgres needs DATABASE_URL');
+    const store = await openPostgresStore({ ...hooks, url: config.databaseUrl, ...(config.databaseSchema ? { schema: config.databaseSchema } : {}) });
+    // As for QuestDB, the cache stays exact from this instance's writes only (docs/ARCHITECTURE.md);
+    // a server gone away answers 503.
+    return withUnavailableAsDomainError(withBucketCache(store), isStoreUnreachable);
+  }
+  if (engine === 'questdb' && questdbIlp && questdbPg) {
     const store = await openQuestDbStore({
       ...hooks,
       ilp: questdbIlp,

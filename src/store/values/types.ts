@@ -1,5 +1,5 @@
 // The point-value store: the few verbs the historian needs, implemented by each engine
-// (DuckDB embedded, QuestDB server). Series are data point ids; timestamps are epoch ms.
+// (DuckDB embedded, QuestDB server, PostgreSQL server). Series are data point ids; timestamps are epoch ms.
 //
 // Semantics every engine shares (the contract test suite checks them):
 // - One value per (series, ts): writing a timestamp again replaces the earlier value (upsert), so a
@@ -67,7 +67,7 @@ export interface TimeRange {
 export const INSTANT_RANGE: TimeRange = { min: -8.64e15, max: 8.64e15 };
 
 export interface PointValueStore {
-  readonly engine: 'duckdb' | 'questdb';
+  readonly engine: 'duckdb' | 'questdb' | 'postgres';
   /** The timestamps it can store, when narrower than INSTANT_RANGE (QuestDB: 1970 to 9999). */
   readonly timeRange?: TimeRange;
   /**

@@ -1,0 +1,335 @@
+// The PostgreSQL store: its write queue with group commit, the write transaction (partitions, series
+// locks, COPY, upsert, bucket recompute), delete, and the reads. What the tables hold and why: ./index.ts.
+//
+// Writes (append, delete) are taken from one queue, in order, one transaction at a time. Appends
+// queued while a transaction runs share the next one (group commit). An append resolves after its
+// transaction committed: durable (PostgreSQL flushed its WAL) and visible to every later read, of
+// this instance or another.
+import type { Logger } from 'pino';
+import type pg from 'pg';
+import { bucketCeil, bucketOf } from '../aggregates.js';
+import { MAX_TS, sortRows, validate, type SortedRows } from '../sort.js';
+import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue, type ValueBatch } from '../types.js';
+import { concatBatches } from '../write-buffer.js';
+import { CopyIn, encodeBinaryCopy } from './copy.js';
+import { createPartitionSql, monthOf, monthsOf, partitionName, type MonthIndex } from './partitions.js';
+import { CREATE_STAGE, RAW, SQL, type HourlyRow, type ValueRow } from './sql.js';
+
+export interface PostgresStoreOptions {
+  /** Values per batch yielded by range() (default 10,000). */
+  pageSize?: number;
+  /** Most values one write transaction takes from the queue (default 200,000; a larger append goes alone). */
+  maxGroupValues?: number;
+  /** How often the current and next months' partitions are made sure of (default hourly). */
+  partitionCheckMs?: number;
+}
+
+export interface PostgresStoreInit {
+  pool: pg.Pool;
+  /** Advisory-lock namespaces (first key) of this schema's series locks and of its partition DDL. */
+  seriesLockKey: number;
+  partitionLockKey: number;
+  /** Names of the partitions that exist at open. */
+  partitions: Set<string>;
+  options: PostgresStoreOptions;
+  log: Logger;
+  /** Told of every durable append (its value count); never throws. */
+  appended: (values: number) => void;
+}
+
+interface AppendJob {
+  kind: 'append';
+  batch: ValueBatch;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+interface TaskJob {
+  kind: 'task';
+  run(): Promise<unknown>;
+  resolve(v: unknown): void;
+  reject(err: unknown): void;
+}
+type Job = AppendJob | TaskJob;
+
+/** Clamps a query bound into the stored timestamp range, so it binds as a bigint (as DuckDB does). */
+function clampTs(t: number): number {
+  if (Number.isNaN(t)) throw new RangeError('timestamp bound is NaN');
+  return Math.max(-MAX_TS - 1, Math.min(MAX_TS + 1, Math.ceil(t)));
+}
+
+function toStored(r: ValueRow): StoredValue {
+  return { ts: r.ts, value: r.value, text: r.text, annotation: r.annotation };
+}
+
+/** The (series, bucket) pairs a group's rows fall in, series ascending, for SQL.recompute. */
+function touchedBuckets(batch: ValueBatch, rows: SortedRows): { series: number[]; bucket: number[] } {
+  const { perm, segSeries, segStart, segEnd } = rows;
+  const series: number[] = [];
+  const bucket: number[] = [];
+  for (let g = 0; g < segSeries.length; g++) {
+    let last = NaN;
+    for (let k = segStart[g]!; k < segEnd[g]!; k++) {
+      const b = bucketOf(batch.ts[perm[k]!]!);
+      if (b === last) continue; // rows are in ts order: a bucket's rows are adjacent
+      series.push(segSeries[g]!);
+      bucket.push(b);
+      last = b;
+    }
+  }
+  return { series, bucket };
+}
+
+export class PostgresStore implements PointValueStore {
+  readonly engine = 'postgres' as const;
+  private readonly queue: Job[] = [];
+  private draining: Promise<void> | undefined;
+  private closed = false;
+  /** Connections that have made the staging table (a temporary table lives as long as its connection). */
+  private readonly staged = new WeakSet<pg.PoolClient>();
+  private readonly pool: pg.Pool;
+  private readonly seriesLockKey: number;
+  private readonly partitionLockKey: number;
+  /** Partitions known to exist; another instance may have made more, which CREATE … IF NOT EXISTS allows for. */
+  private readonly partitions: Set<string>;
+  private readonly pageSize: number;
+  private readonly maxGroupValues: number;
+  private readonly log: Logger;
+  private readonly appended: (values: number) => void;
+  private readonly timer: NodeJS.Timeout;
+
+  constructor(init: PostgresStoreInit) {
+    this.pool = init.pool;
+    this.seriesLockKey = init.seriesLockKey;
+    this.partitionLockKey = init.partitionLockKey;
+    this.partitions = init.partitions;
+    this.log = init.log;
+    this.appended = init.appended;
+    this.pageSize = init.options.pageSize ?? 10_000;
+    this.maxGroupValues = init.options.maxGroupValues ?? 200_000;
+    // Months are made ahead of the data, so live writes never wait on DDL (which locks the parent table).
+    this.timer = setInterval(() => {
+      this.ensureCurrentMonths().catch((err: unknown) => this.log.warn({ err }, 'creating the next month partitions failed; appends create them on demand'));
+    }, init.options.partitionCheckMs ?? 3_600_000);
+    this.timer.unref();
+  }
+
+  /** The current and next months' partitions. */
+  async ensureCurrentMonths(): Promise<void> {
+    const now = monthOf(Date.now());
+    await this.ensurePartitions(new Set([now, now + 1]));
+  }
+
+  /**
+   * Creates the partitions of `months` that are not known to exist, in a transaction of its own,
+   * serialised by an advisory lock: two CREATE TABLE IF NOT EXISTS of one name running at once can
+   * still collide in the catalog, and the DDL's lock on the parent should not be held by a write.
+   */
+  async ensurePartitions(months: Set<MonthIndex>): Promise<void> {
+    const missing = [...months].filter((m) => !this.partitions.has(partitionName(RAW, m))).sort((a, b) => a - b);
+    if (missing.length === 0) return;
+    await this.transaction(async (c) => {
+      await c.query(SQL.lockPartitions, [this.partitionLockKey]);
+      for (const m of missing) await c.query(createPartitionSql(RAW, m));
+    });
+    for (const m of missing) this.partitions.add(partitionName(RAW, m));
+  }
+
+  // ---- writes: one queue ----
+
+  append(batch: ValueBatch): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('value store is closed'));
+    try {
+      validate(batch);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (batch.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ kind: 'append', batch, resolve, reject });
+      this.kick();
+    });
+  }
+
+  delete(series: number, from: number, to: number): Promise<number> {
+    return this.task(() => this.deleteNow(series, from, to));
+  }
+
+  private task<T>(run: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('value store is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ kind: 'task', run, resolve: resolve as (v: unknown) => void, reject });
+      this.kick();
+    });
+  }
+
+  private kick(): void {
+    this.draining ??= this.drain().finally(() => {
+      this.draining = undefined;
+      if (this.queue.length > 0) this.kick();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.length > 0) {
+      const head = this.queue[0]!;
+      if (head.kind === 'task') {
+        this.queue.shift();
+        try {
+          head.resolve(await head.run());
+        } catch (err) {
+          head.reject(err);
+        }
+        continue;
+      }
+      const jobs = this.takeAppends();
+      try {
+        await this.writeGroup(concatBatches(jobs.map((j) => j.batch)));
+      } catch (err) {
+        for (const j of jobs) j.reject(err);
+        continue;
+      }
+      for (const j of jobs) {
+        this.appended(j.batch.length);
+        j.resolve();
+      }
+    }
+  }
+
+  /** The queued appends that fit into one transaction (at least one). */
+  private takeAppends(): AppendJob[] {
+    const taken: AppendJob[] = [];
+    let values = 0;
+    while (this.queue[0]?.kind === 'append' && (values === 0 || values + this.queue[0].batch.length <= this.maxGroupValues)) {
+      const job = this.queue.shift() as AppendJob;
+      taken.push(job);
+      values += job.batch.length;
+    }
+    return taken;
+  }
+
+  /**
+   * One transaction: lock the group's series, COPY its rows (sorted, one per key: the last written
+   * wins) into the stage, insert them (upsert when some may replace stored rows), and recompute the hours they touch from the raw rows. The
+   * locks make a concurrent writer of the same series (this instance's delete, another instance)
+   * wait for this commit, so its recompute includes these rows, and this one includes its rows.
+   */
+  private async writeGroup(batch: ValueBatch): Promise<void> {
+    const rows = sortRows(batch);
+    await this.ensurePartitions(monthsOf(batch.ts, batch.length));
+    const touched = touchedBuckets(batch, rows);
+    const chunks = encodeBinaryCopy(batch, rows);
+    await this.transaction(async (c) => {
+      await c.query(SQL.lockSeries, [this.seriesLockKey, rows.segSeries]);
+      if (!this.staged.has(c)) {
+        await c.query(CREATE_STAGE);
+        this.staged.add(c);
+      }
+      const copy = new CopyIn(SQL.copyStage, chunks);
+      void c.query(copy);
+      await copy.done;
+      const firstTs = rows.segStart.map((k) => batch.ts[rows.perm[k]!]!);
+      const { rows: probe } = await c.query<{ late: boolean }>(SQL.anyLate, [rows.segSeries, firstTs]);
+      await c.query(probe[0]?.late === false ? SQL.insert : SQL.upsert);
+      await c.query(SQL.recompute, [touched.series, touched.bucket]);
+    });
+  }
+
+  private async transaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    const c = await this.pool.connect();
+    // A connection whose rollback fails is discarded rather than handed out again.
+    let broken = false;
+    try {
+      await c.query('BEGIN');
+      const result = await fn(c);
+      await c.query('COMMIT');
+      return result;
+    } catch (err) {
+      await c.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
+      throw err;
+    } finally {
+      c.release(broken);
+    }
+  }
+
+  private async deleteNow(series: number, from: number, to: number): Promise<number> {
+    const lo = clampTs(from);
+    const hi = clampTs(to);
+    if (lo >= hi) return 0;
+    const first = bucketOf(lo);
+    const last = bucketOf(hi - 1);
+    return this.transaction(async (c) => {
+      await c.query(SQL.lockSeries, [this.seriesLockKey, [series]]);
+      const { rowCount } = await c.query(SQL.deleteRange, [series, lo, hi]);
+      const count = rowCount ?? 0;
+      if (count === 0) return 0;
+      // Buckets inside the range are gone; the two edge buckets may keep rows outside it.
+      await c.query(SQL.deleteInnerBuckets, [series, first, last]);
+      const edges = first === last ? [first] : [first, last];
+      await c.query(SQL.recompute, [edges.map(() => series), edges]);
+      return count;
+    });
+  }
+
+  // ---- reads: the pool ----
+
+  async latest(series: number, limit: number): Promise<StoredValue[]> {
+    const n = Math.max(0, Math.floor(limit));
+    if (n === 0) return [];
+    const { rows } = await this.pool.query<ValueRow>(SQL.latest, [series, n]);
+    return rows.map(toStored);
+  }
+
+  async valueAt(series: number, t: number): Promise<StoredValue | undefined> {
+    if (Number.isNaN(t)) return undefined;
+    const { rows } = await this.pool.query<ValueRow>(SQL.valueAt, [series, clampTs(Math.floor(t))]);
+    return rows[0] && toStored(rows[0]);
+  }
+
+  /** Keyset pages: each starts just after the last ts of the one before, so none re-reads or sorts the rest. */
+  async *range(series: number, from: number, to: number, limit?: number): AsyncIterable<StoredValue[]> {
+    let lo = clampTs(from);
+    const hi = clampTs(to);
+    let left = limit === undefined ? Infinity : Math.max(0, Math.floor(limit));
+    while (lo < hi && left > 0) {
+      const want = Math.min(this.pageSize, left);
+      const { rows } = await this.pool.query<ValueRow>(SQL.range, [series, lo, hi, want]);
+      if (rows.length > 0) yield rows.map(toStored);
+      if (rows.length < want) return;
+      left -= rows.length;
+      lo = rows[rows.length - 1]!.ts + 1;
+    }
+  }
+
+  async buckets(series: number, from: number, to: number): Promise<BucketAggregate[]> {
+    const lo = bucketCeil(clampTs(from));
+    const hi = bucketCeil(clampTs(to));
+    if (lo >= hi) return [];
+    const { rows } = await this.pool.query<HourlyRow>(SQL.buckets, [series, lo, hi]);
+    return rows.map((r) => ({
+      start: r.bucket * BUCKET_MS,
+      count: r.count,
+      sum: r.sum,
+      min: r.min,
+      max: r.max,
+      firstTs: r.first_ts,
+      firstValue: r.first_value,
+      lastTs: r.last_ts,
+      lastValue: r.last_value,
+      innerIntegral: r.inner_integral,
+    }));
+  }
+
+  async ping(): Promise<void> {
+    await this.pool.query(SQL.ping);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.timer);
+    while (this.draining) await this.draining;
+    await this.pool.end();
+  }
+}
