@@ -96,7 +96,12 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
   const dataPoints = new DataPointService(new DataPointsRepository(db), dataSources, validator);
   const eventDetectors = new EventDetectorService(new EventDetectorsRepository(db), dataPoints, validator);
   const writes = { values: 0 };
-  const valueStore = await openValueStore(config, { log, onAppended: (n) => (writes.values += n) }, installation);
+  // Instances sharing a QuestDB table write it in turns (each keeps the hourly tails it wrote).
+  const writerLock = config.values.engine === 'questdb' ? cluster.writerLock(`questdb:${config.values.questdbTable}`) : undefined;
+  const valueStore = await openValueStore(config, { log, onAppended: (n) => (writes.values += n) }, {
+    installation,
+    ...(writerLock ? { writerTurn: () => writerLock.acquire() } : {}),
+  });
   const pointValues = new PointValueService(valueStore, dataPoints, dataSources, config.values);
   // Cached points must follow renames, permission changes and deletions (also of a whole source).
   dataPoints.onChange({ pointChanged: (p) => pointValues.forgetPoint(p) });

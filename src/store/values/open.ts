@@ -7,27 +7,32 @@ import { withBucketCache } from './bucket-cache.js';
 import { openDuckDbStore } from './duckdb/index.js';
 import type { ValueStoreHooks } from './hooks.js';
 import { openPostgresStore } from './postgres/index.js';
-import { isWalWaitFailure, openQuestDbStore } from './questdb/index.js';
+import { isWalWaitFailure, openQuestDbStore, type QuestDbStoreOptions } from './questdb/index.js';
 import { isStoreUnreachable } from '../unavailable.js';
 import type { PointValueStore } from './types.js';
 import { withUnavailableAsDomainError } from './unavailable-store.js';
 
-/**
- * `hooks`: the engine's logger and the durable-append hook (see ValueStoreHooks). `installation`: the
- * metadata store's id; a shared store (QuestDB) refuses to open a table another installation owns.
- */
+/** How an instance shares a server value store with the other instances of its installation. */
+export interface ValueStoreSharing {
+  /** The metadata store's id; a shared store (QuestDB) refuses to open a table another installation owns. */
+  installation: string;
+  /** Several instances write QuestDB's tables in turns (store/cluster/writer-lock.ts); absent when alone. */
+  writerTurn?: QuestDbStoreOptions['writerTurn'];
+}
+
+/** `hooks`: the engine's logger and the durable-append hook (see ValueStoreHooks). */
 export async function openValueStore(
   config: Pick<Config, 'dataDir' | 'values' | 'databaseUrl' | 'databaseSchema'>,
   hooks: ValueStoreHooks = {},
-  installation?: string,
+  sharing?: ValueStoreSharing,
 ): Promise<PointValueStore> {
   const { engine, questdbIlp, questdbPg, questdbTable } = config.values;
   if (engine === 'postgres') {
     // loadConfig refuses VALUE_STORE=postgres without DATABASE_URL; a config built otherwise is a bug.
     if (!config.databaseUrl) throw new Error('VALUE_STORE=postgres needs DATABASE_URL');
     const store = await openPostgresStore({ ...hooks, url: config.databaseUrl, ...(config.databaseSchema ? { schema: config.databaseSchema } : {}) });
-    // As for QuestDB, the cache stays exact from this instance's writes only (docs/ARCHITECTURE.md);
-    // a server gone away answers 503.
+    // As for QuestDB, the cache stays exact from this instance's writes and the other instances'
+    // announcements (services/cluster.ts); a server gone away answers 503.
     return withUnavailableAsDomainError(withBucketCache(store), isStoreUnreachable);
   }
   if (engine === 'questdb' && questdbIlp && questdbPg) {
@@ -36,11 +41,11 @@ export async function openValueStore(
       ilp: questdbIlp,
       pg: questdbPg,
       table: questdbTable,
-      ...(installation !== undefined ? { installation } : {}),
+      ...(sharing ? { installation: sharing.installation } : {}),
+      ...(sharing?.writerTurn ? { writerTurn: sharing.writerTurn } : {}),
     });
-    // The cache stays exact from this instance's writes; another instance's writes to the same table
-    // are not seen by it until the cluster announces them (docs/ARCHITECTURE.md). A server can go away:
-    // its failures become the store's 503 (unavailable-store.ts).
+    // The cache stays exact from this instance's writes and the other instances' announcements
+    // (services/cluster.ts). A server can go away: its failures become the store's 503.
     return withUnavailableAsDomainError(withBucketCache(store), (err) => isStoreUnreachable(err) || isWalWaitFailure(err));
   }
   // The DuckDB file is this process's alone: every write passes the cache, which stays exact.

@@ -1,12 +1,8 @@
 // COPY … FROM STDIN in PostgreSQL's binary format: the rows of a sorted batch encoded straight from
 // its columns (no per-row object, no text escaping: strings go as length-prefixed UTF-8, doubles as
-// their 8 IEEE bytes, so every value arrives bit for bit), and a pg Submittable that sends the bytes.
-//
-// The Submittable is what pg-copy-streams' from() does, cut down to a buffer we already hold: pg
-// hands a submitted object the connection, calls handleCopyInResponse once the server is ready for
-// data, and handleReadyForQuery / handleError at the end. Not depending on that package keeps the
-// write path to the pg client the service already has.
-import type { Connection, Submittable } from 'pg';
+// their 8 IEEE bytes, so every value arrives bit for bit), sent with pg-copy-streams.
+import type { PoolClient } from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import type { SortedRows } from '../sort.js';
 import type { ValueBatch } from '../types.js';
 
@@ -75,66 +71,14 @@ function writeText(buf: Buffer, at: number, s: string | null | undefined): numbe
   return at + 4 + len;
 }
 
-/** The connection methods of the COPY sub-protocol (pg has them; @types/pg does not list them). */
-interface CopyConnection {
-  query(text: string): void;
-  sendCopyFromChunk(chunk: Buffer): void;
-  endCopyFrom(): void;
-}
-
-function isCopyConnection(c: Connection): c is Connection & CopyConnection {
-  const maybe = c as Connection & Partial<CopyConnection>;
-  return typeof maybe.sendCopyFromChunk === 'function' && typeof maybe.endCopyFrom === 'function';
-}
-
-/** Runs `COPY … FROM STDIN` (given as `sql`) on a pg client with `chunks` as its data. */
-export class CopyIn implements Submittable {
-  readonly done: Promise<void>;
-  private settle!: (err?: unknown) => void;
-
-  constructor(
-    private readonly sql: string,
-    private readonly chunks: Buffer[],
-  ) {
-    this.done = new Promise<void>((resolve, reject) => {
-      let settled = false;
-      this.settle = (err?: unknown) => {
-        if (settled) return;
-        settled = true;
-        if (err === undefined) resolve();
-        else reject(err instanceof Error ? err : new Error(String(err)));
-      };
-    });
-  }
-
-  submit(connection: Connection): void {
-    if (!isCopyConnection(connection)) {
-      this.settle(new Error('this pg version has no COPY FROM support'));
-      return;
-    }
-    connection.query(this.sql);
-  }
-
-  handleCopyInResponse(connection: Connection): void {
-    const c = connection as Connection & CopyConnection;
-    for (const chunk of this.chunks) c.sendCopyFromChunk(chunk);
-    c.endCopyFrom();
-  }
-
-  handleCommandComplete(): void {}
-
-  handleReadyForQuery(): void {
-    this.settle();
-  }
-
-  handleError(err: unknown): void {
-    this.settle(err);
-  }
-
-  // Messages a COPY FROM never gets; pg would call them on the active query if it did.
-  handleRowDescription(): void {}
-  handleDataRow(): void {}
-  handleEmptyQuery(): void {}
-  handlePortalSuspended(): void {}
-  handleCopyData(): void {}
+/** Runs `COPY … FROM STDIN` (given as `sql`) on a pg client with `chunks` as its data (pg-copy-streams). */
+export async function copyIn(client: PoolClient, sql: string, chunks: readonly Buffer[]): Promise<void> {
+  const stream = client.query(copyFrom(sql));
+  // Chunks are bounded (CHUNK_ROWS): written without waiting for drain, the batch is in memory anyway.
+  await new Promise<void>((resolve, reject) => {
+    stream.once('error', reject);
+    stream.once('finish', resolve);
+    for (const chunk of chunks) stream.write(chunk);
+    stream.end();
+  });
 }

@@ -11,7 +11,7 @@ import { bucketCeil, bucketOf } from '../aggregates.js';
 import { MAX_TS, sortRows, validate, type SortedRows } from '../sort.js';
 import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue, type ValueBatch } from '../types.js';
 import { concatBatches } from '../write-buffer.js';
-import { CopyIn, encodeBinaryCopy } from './copy.js';
+import { copyIn, encodeBinaryCopy } from './copy.js';
 import { createPartitionSql, monthOf, monthsOf, partitionName, type MonthIndex } from './partitions.js';
 import { CREATE_STAGE, RAW, SQL, type HourlyRow, type ValueRow } from './sql.js';
 
@@ -224,9 +224,7 @@ export class PostgresStore implements PointValueStore {
         await c.query(CREATE_STAGE);
         this.staged.add(c);
       }
-      const copy = new CopyIn(SQL.copyStage, chunks);
-      void c.query(copy);
-      await copy.done;
+      await copyIn(c, SQL.copyStage, chunks);
       const firstTs = rows.segStart.map((k) => batch.ts[rows.perm[k]!]!);
       const { rows: probe } = await c.query<{ late: boolean }>(SQL.anyLate, [rows.segSeries, firstTs]);
       await c.query(probe[0]?.late === false ? SQL.insert : SQL.upsert);
