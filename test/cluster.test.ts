@@ -223,7 +223,7 @@ describeCluster('two instances as one service (PostgreSQL, VALUE_STORE=postgres)
     }
   });
 
-  it('a virtual source runs on exactly one instance, and on the other within 10 s of a SIGKILL', async () => {
+  it('a virtual source runs on exactly one instance, on the other within 10 s of a SIGKILL, and is handed over on SIGTERM', async () => {
     const ds = unique('vds');
     const res = await adminA.post<{ id: number }>(`${API}/data-sources`, { xid: ds, name: ds, modelType: 'VIRTUAL', enabled: true, updatePeriods: 100, updatePeriodType: 'MILLISECONDS' });
     assert.equal(res.status, 201, res.text);
@@ -258,5 +258,15 @@ describeCluster('two instances as one service (PostgreSQL, VALUE_STORE=postgres)
     assert.ok(newer > before);
     instances = instances.filter((i) => i !== victim);
     await removeDir(victim.dataDir);
+
+    // A third instance joins; SIGTERM of the one running the source hands it over before it exits.
+    const c = await startInstance('c', schema);
+    instances = [...instances, c];
+    const stopped = performance.now();
+    await stopInstance(survivor, 'SIGTERM');
+    instances = instances.filter((i) => i !== survivor);
+    const third = await eventually('the third instance takes the source', () => leaseHolder(db, sourceId), 10_000, 100);
+    assert.equal(third, c.child.pid);
+    console.log(`      SIGTERM of ${survivor.name}: source running on c after ${(performance.now() - stopped).toFixed(0)} ms`);
   });
 });
