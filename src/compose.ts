@@ -118,7 +118,11 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     leases: {
       shared: leases.shared,
       tryAcquire: (id) => leases.tryAcquire('source', id),
-      release: (id) => leases.release('source', id),
+      async release(id) {
+        await leases.release('source', id);
+        // The others take it over now, not at their next sweep (a SIGTERM hands sources over).
+        channel.publish('source-free', String(id));
+      },
       onLost: (listener) => leases.onLost(listener),
     },
     sources: dataSources,
@@ -163,6 +167,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     void runtime.sourceChangedElsewhere(id);
     void detectors.sourceChangedElsewhere(id);
   });
+  channel.subscribe('source-free', () => runtime.sourceReleasedElsewhere());
   channel.subscribe('detector', (body) => void detectors.detectorChangedElsewhere(Number(body)));
   const leader = await runDetectorsOnOneInstance(detectors, leases, log);
   return {

@@ -108,6 +108,11 @@ export class DataSourceRuntime {
     return this.running.has(sourceId);
   }
 
+  /** Another instance let a source go (it is stopping): look for it now rather than at the next sweep. */
+  sourceReleasedElsewhere(): void {
+    if (this.leases.shared && !this.stopped) void this.sweep();
+  }
+
   /** Takes over enabled sources that run nowhere (their instance stopped or died). */
   private async sweep(): Promise<void> {
     if (this.stopped) return;
