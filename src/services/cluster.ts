@@ -24,6 +24,7 @@ const FOLLOWS_PART = 500;
 const FOLLOWS_EVERY_MS = 5_000;
 const FOLLOWS_EXPIRE_MS = 15_000;
 const WRITTEN_PART = 200;
+const SESSIONS_PART = 100;
 
 interface RemoteFollows {
   all: boolean;
@@ -67,7 +68,10 @@ export class ClusterLink {
     pointValues.onWritten((earliest) => this.written(earliest));
     users.onForgotten((id) => this.send('user', { id }));
     users.onUserEvent((id, ev, local) => local && this.send('user', { id, ev }));
-    sessions.onEnded((hashes) => this.send('sess', hashes));
+    // In parts: a user's every session can be hundreds of hashes, a NOTIFY payload holds 8,000 bytes.
+    sessions.onEnded((hashes) => {
+      for (let i = 0; i < hashes.length; i += SESSIONS_PART) this.send('sess', hashes.slice(i, i + SESSIONS_PART));
+    });
     this.off.push(events.subscribe((action, event, local) => local && this.send('ev', { a: action, e: event })));
 
     this.on('w', (body) => pointValues.changedElsewhere(new Map(body as [number, number][])));
