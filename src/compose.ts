@@ -142,6 +142,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     pointValues,
     users,
     sessions,
+    tokens,
     events,
     pointChanged: (id, oldXid) => void detectors.pointChangedElsewhere(id, oldXid),
   }, log);
@@ -164,6 +165,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
   eventDetectors.onChange({ detectorCreated: detectorChanged, detectorUpdated: detectorChanged, detectorDeleted: detectorChanged });
   channel.subscribe('source', (body) => {
     const id = Number(body);
+    events.forgetPermissions();
     void runtime.sourceChangedElsewhere(id);
     void detectors.sourceChangedElsewhere(id);
   });

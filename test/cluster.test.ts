@@ -159,7 +159,7 @@ describeCluster('two instances as one service (PostgreSQL, VALUE_STORE=postgres)
     }
   });
 
-  it('a token revoked through A is refused by B within 1 s; a disabled user everywhere', async () => {
+  it('a token revoked through A is refused by B within 1 s; a disabled user and reset keys everywhere', async () => {
     const token = await tokenOf(adminA);
     const onB = () => fetch(`${b.url}${API}/users/current`, { headers: { authorization: `Bearer ${token}` } });
     assert.equal((await onB()).status, 200, 'B takes the token (and caches the user)');
@@ -178,6 +178,16 @@ describeCluster('two instances as one service (PostgreSQL, VALUE_STORE=postgres)
     assert.equal((await adminA.put(`${API}/users/${username}`, { ...user, disabled: true })).status, 200);
     await eventually('B refuses the disabled user', async () => ((await userOnB.get(`${API}/users/current`)).status === 401 ? true : undefined), 1_000, 10);
     console.log(`      disabled on A, refused on B after ${(performance.now() - disabled).toFixed(0)} ms`);
+
+    // The signing keys reset through A: B refuses tokens signed before and takes those signed after.
+    const before = await tokenOf(adminA);
+    const withToken = (t: string) => fetch(`${b.url}${API}/users/current`, { headers: { authorization: `Bearer ${t}` } });
+    assert.equal((await withToken(before)).status, 200);
+    const reset = performance.now();
+    assert.equal((await adminA.post(`${API}/auth-tokens/reset-keys`)).status, 204);
+    await eventually('B refuses a token of the old key', async () => ((await withToken(before)).status === 401 ? true : undefined), 1_000, 10);
+    console.log(`      keys reset on A, old token refused on B after ${(performance.now() - reset).toFixed(0)} ms`);
+    assert.equal((await withToken(await tokenOf(adminA))).status, 200, 'a token of the new key');
   });
 
   it('one event per limit crossing, whichever instance took the values', async () => {

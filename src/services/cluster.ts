@@ -9,6 +9,7 @@
 //   an instance not heard of for FOLLOWS_EXPIRE_MS no longer counts.
 // - `ev`: an event raised, acknowledged or returned to normal; told to this instance's listeners.
 // - `user`, `sess`, `point`: caches to forget; `user` may carry what live connections must hear.
+// - `keys`: the token signing keys were reset; every token issued before stops working here too.
 // The channel may lose messages while its connection is down; `resync` then drops every cache.
 import type { Logger } from 'pino';
 import { RESYNC, type ClusterChannel } from '../store/cluster/index.js';
@@ -17,6 +18,7 @@ import type { EventAction, EventRecord, EventService } from './events.js';
 import type { LiveValue, LiveValueKind } from './point-value-bus.js';
 import type { PointValueService } from './point-values.js';
 import type { SessionService } from './sessions.js';
+import type { TokenService } from './tokens.js';
 import type { UserEvent, UserService } from './users.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 
@@ -38,6 +40,7 @@ export interface ClusterServices {
   pointValues: PointValueService;
   users: UserService;
   sessions: SessionService;
+  tokens: TokenService;
   events: EventService;
   /** Point changes, for the detector runtime and the point caches. */
   pointChanged(pointId: number, oldXid: string): void;
@@ -59,7 +62,7 @@ export class ClusterLink {
   ) {
     // Alone (PGlite), there is nobody to tell: nothing is wired, nothing costs the ingest path.
     if (!channel.shared) return;
-    const { pointValues, users, sessions, events } = s;
+    const { pointValues, users, sessions, tokens, events } = s;
     const bus = pointValues.bus;
     bus.setRemoteInterest((id) => this.followedElsewhere(id));
     this.off.push(bus.onFollowsChanged(() => this.announceSoon()));
@@ -73,6 +76,7 @@ export class ClusterLink {
       for (let i = 0; i < hashes.length; i += SESSIONS_PART) this.send('sess', hashes.slice(i, i + SESSIONS_PART));
     });
     this.off.push(events.subscribe((action, event, local) => local && this.send('ev', { a: action, e: event })));
+    this.off.push(tokens.onKeysReset((local) => local && this.send('keys', 0)));
 
     this.on('w', (body) => pointValues.changedElsewhere(new Map(body as [number, number][])));
     this.on('live', (body) => this.received(body as LiveBody));
@@ -83,6 +87,7 @@ export class ClusterLink {
       users.changedElsewhere(id, ev);
     });
     this.on('sess', (body) => sessions.endedElsewhere(body as string[]));
+    this.on('keys', () => void tokens.keysResetElsewhere().catch((err: unknown) => this.log.warn({ err }, 'reloading the token keys failed')));
     this.on('ev', (body) => {
       const { a, e } = body as { a: EventAction; e: EventRecord };
       events.publishedElsewhere(a, e);

@@ -114,13 +114,16 @@ export class TokenService {
   // (signature and claims only: the user's token version is still checked on every request).
   private readonly verified = new LRUCache<string, VerifiedToken & { kid: string }>({ max: 10_000, ttl: VERIFIED_TTL_MS });
 
-  private readonly resetListeners = new Set<() => void>();
+  private readonly resetListeners = new Set<(local: boolean) => void>();
   private verifications = 0;
 
   constructor(private readonly settings: SettingsRepository) {}
 
-  /** Told when resetKeys() made every token invalid (live connections close); returns the unsubscriber. */
-  onKeysReset(listener: () => void): () => void {
+  /**
+   * Told when resetKeys() made every token invalid (live connections close); `local`: the reset was made
+   * through this instance. Returns the unsubscriber.
+   */
+  onKeysReset(listener: (local: boolean) => void): () => void {
     this.resetListeners.add(listener);
     return () => this.resetListeners.delete(listener);
   }
@@ -186,9 +189,21 @@ export class TokenService {
     await this.settings.put(KEY_SETTING, stored);
     this.key = await load(stored);
     this.verified.clear();
+    this.tellReset(true);
+  }
+
+  /** Another instance reset the keys: take the stored key now, and end what the old one allowed. */
+  async keysResetElsewhere(): Promise<void> {
+    const stored = await this.settings.get<StoredKey>(KEY_SETTING);
+    if (stored && stored.kid !== this.key.kid) this.key = await load(stored);
+    this.verified.clear();
+    this.tellReset(false);
+  }
+
+  private tellReset(local: boolean): void {
     for (const l of this.resetListeners) {
       try {
-        l();
+        l(local);
       } catch {
         // listeners report their own failures
       }
