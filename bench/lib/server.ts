@@ -205,3 +205,12 @@ export async function cleanupTemplate(): Promise<void> {
   if (template) await removeDir(await template);
   template = undefined;
 }
+
+/** The bare Koa + @koa/router route (lib/bare-koa.ts) in a child process; `url` answers a constant body. */
+export async function startBareKoa(): Promise<Spawned & { url: string }> {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}/constant`;
+  const logFile = join(await tempDir('dds-bench-koa-'), 'bare-koa.log');
+  const spawned = await spawnUntilReady(process.execPath, ['--import', 'tsx', join(projectRoot, 'bench', 'lib', 'bare-koa.ts'), String(port)], {}, url, logFile);
+  return { ...spawned, url };
+}

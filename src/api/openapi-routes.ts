@@ -124,7 +124,8 @@ const switching = (description: string, messages: Record<string, string>): Succe
 
 export const ROUTES: readonly RouteDoc[] = [
   // Service
-  { method: 'get', path: '/health', tag: 'Service', summary: 'Liveness and a round trip to each store', access: 'public', success: [ok('Both stores answer', json(ref('health'))), { status: 503, description: 'A store does not answer (status "degraded")', content: json(ref('health')) }] },
+  { method: 'get', path: '/health/live', tag: 'Service', summary: 'Liveness: the process answers, no store is asked', access: 'public', success: [ok('The process answers', json({ type: 'object', required: ['status'], properties: { status: { const: 'ok' } } }))] },
+  { method: 'get', path: '/health', tag: 'Service', summary: 'Readiness: a round trip to each store, made at most once a second (other calls get the last answer)', access: 'public', success: [ok('Both stores answer', json(ref('health'))), { status: 503, description: 'A store does not answer (status "degraded")', content: json(ref('health')) }] },
   {
     method: 'get',
     path: '/metrics',

@@ -124,11 +124,16 @@ export class Connection {
     });
   }
 
-  /** One heartbeat: false when the previous ping went unanswered (the socket is then cut). */
+  /** One heartbeat: false when the previous ping went unanswered (the socket is cut) or the client reads too slowly (1013). */
   ping(): boolean {
     if (this.released) return true;
-    if (!this.answeredPing || this.ws.bufferedAmount > this.limits.maxBufferedBytes) {
+    if (!this.answeredPing) {
       this.terminate();
+      return false;
+    }
+    // A client that reads too slowly is told so (1013) rather than cut without a word.
+    if (this.ws.bufferedAmount > this.limits.maxBufferedBytes) {
+      this.close(CloseCode.TRY_AGAIN_LATER);
       return false;
     }
     this.answeredPing = false;

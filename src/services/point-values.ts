@@ -1,6 +1,7 @@
 // The point-value pipeline: accept → type check and coercion → write buffer → store, then the
 // latest-value cache and the live bus; and the reads (latest, raw ranges, rollups) with permissions.
 import { LRUCache } from 'lru-cache';
+import { RefreshingCache } from '../core/refreshing-cache.js';
 import { PointValueBus, type LiveValueKind } from './point-value-bus.js';
 import type { BulkColumns } from '../core/bulk-values.js';
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
@@ -67,11 +68,9 @@ export class PointValueService {
    * background: a bulk write of a thousand points must not stall on a thousand lookups each time
    * the TTL runs out. This instance's own changes evict at once (forgetPoint).
    */
-  private readonly pointsByXid = new LRUCache<string, DataPointRecord>({
+  private readonly pointsByXid = new RefreshingCache<string, DataPointRecord>((xid) => this.points.findByXid(xid), {
     max: 100_000,
-    ttl: POINT_CACHE_TTL_MS,
-    allowStale: true,
-    fetchMethod: (xid) => this.points.findByXid(xid),
+    refreshAfterMs: POINT_CACHE_TTL_MS,
   });
   private deviceWriter: DeviceWriter | undefined;
   private readonly writtenListeners: ((earliest: ReadonlyMap<number, number>) => void)[] = [];
@@ -169,13 +168,13 @@ export class PointValueService {
 
   /** A point changed or disappeared: forget what was cached about it. */
   forgetPoint(point: Pick<DataPointRecord, 'id' | 'xid'>): void {
-    this.pointsByXid.delete(point.xid);
+    this.pointsByXid.forget(point.xid);
     this.latestCache.invalidate(point.id);
     this.published.delete(point.id);
   }
 
   async point(xid: string): Promise<DataPointRecord | undefined> {
-    return this.pointsByXid.fetch(xid);
+    return this.pointsByXid.get(xid);
   }
 
   /** The point, if it exists and the user may read it (404 before 403). */

@@ -1,6 +1,6 @@
 // Server-side sessions: random cookie values, stored hashed, with idle and absolute time-outs.
 import { createHash, randomBytes } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
+import { RefreshingCache } from '../core/refreshing-cache.js';
 import type { Config } from '../config.js';
 import type { SessionRecord, SessionsRepository } from '../store/metadata/sessions.js';
 
@@ -13,13 +13,14 @@ export interface ResolvedSession {
   idHash: string;
 }
 
-// Refreshing last_seen at most once a minute keeps writes off the request path.
+// last_seen is written at most once a minute per session, and never awaited by the request.
 const TOUCH_INTERVAL_MS = 60_000;
-// Bounds how long another instance may honour a session deleted elsewhere.
-const CACHE_TTL_MS = 2_000;
+// Sessions this instance or another (the cluster channel) ends are forgotten at once; entries are also
+// reloaded in the background after a while, off the request path.
+const CACHE_REFRESH_MS = 2_000;
 
 export class SessionService {
-  private readonly cache = new LRUCache<string, SessionRecord>({ max: 50_000, ttl: CACHE_TTL_MS });
+  private readonly cache: RefreshingCache<string, SessionRecord>;
   private readonly endedListeners: ((idHashes: readonly string[]) => void)[] = [];
   private readonly idleMs: number;
   private readonly maxMs: number;
@@ -29,6 +30,7 @@ export class SessionService {
     config: Config['session'],
     private readonly now: () => number = Date.now,
   ) {
+    this.cache = new RefreshingCache((idHash) => repo.find(idHash), { max: 50_000, refreshAfterMs: CACHE_REFRESH_MS });
     this.idleMs = config.idleMinutes * 60_000;
     this.maxMs = config.maxDays * 86_400_000;
   }
@@ -43,7 +45,7 @@ export class SessionService {
   async resolve(cookieValue: string): Promise<ResolvedSession | undefined> {
     if (!/^[\w-]{20,100}$/.test(cookieValue)) return undefined;
     const idHash = hashSessionId(cookieValue);
-    const session = this.cache.get(idHash) ?? (await this.repo.find(idHash));
+    const session = await this.cache.get(idHash);
     if (!session) return undefined;
     const now = this.now();
     if (now - session.lastSeen.getTime() > this.idleMs || now - session.created.getTime() > this.maxMs) {
@@ -52,21 +54,21 @@ export class SessionService {
     }
     if (now - session.lastSeen.getTime() > TOUCH_INTERVAL_MS) {
       session.lastSeen = new Date(now);
-      await this.repo.touch(idHash, session.lastSeen);
+      // A touch that fails costs the session at most a minute of idle time; the request goes on.
+      this.repo.touch(idHash, session.lastSeen).catch(() => undefined);
     }
-    this.cache.set(idHash, session);
     return { userId: session.userId, idHash };
   }
 
   async endByHash(idHash: string): Promise<void> {
-    this.cache.delete(idHash);
+    this.cache.forget(idHash);
     await this.repo.delete(idHash);
     this.tellEnded([idHash]);
   }
 
   async endForUser(userId: number, exceptIdHash?: string): Promise<void> {
     const ended = await this.repo.deleteForUser(userId, exceptIdHash);
-    for (const idHash of ended) this.cache.delete(idHash);
+    for (const idHash of ended) this.cache.forget(idHash);
     this.tellEnded(ended);
   }
 
@@ -77,7 +79,7 @@ export class SessionService {
 
   /** Another instance ended these sessions. */
   endedElsewhere(idHashes: readonly string[]): void {
-    for (const idHash of idHashes) this.cache.delete(idHash);
+    for (const idHash of idHashes) this.cache.forget(idHash);
   }
 
   private tellEnded(idHashes: readonly string[]): void {

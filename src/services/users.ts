@@ -1,6 +1,7 @@
 // Users: the rules of who may create, see and change whom, and the cache that keeps
 // authentication off the metadata store on most requests.
 import { LRUCache } from 'lru-cache';
+import { RefreshingCache } from '../core/refreshing-cache.js';
 import { DomainError } from '../core/errors.js';
 import type { Validator } from '../core/validation.js';
 import { PgErrorCode, pgErrorCode } from '../store/metadata/db.js';
@@ -79,13 +80,15 @@ export interface Actor extends Principal {
   sessionIdHash?: string;
 }
 
-// A short TTL bounds how long another service instance can act on a stale user; this instance
-// invalidates its own entries on every change, so here a change takes effect at once.
-const CACHE_TTL_MS = 2_000;
+// This instance forgets its own entries on every change, and other instances announce theirs (the
+// cluster channel), so a change takes effect at once. Entries are still reloaded in the background
+// after a while, off the request path, for a change made to the store by other means.
+const CACHE_REFRESH_MS = 2_000;
 
 export class UserService {
-  private readonly byId = new LRUCache<number, UserRecord>({ max: 10_000, ttl: CACHE_TTL_MS });
-  private readonly idByUsername = new LRUCache<string, number>({ max: 10_000, ttl: CACHE_TTL_MS });
+  private readonly byId: RefreshingCache<number, UserRecord>;
+  /** Usernames to ids; checked against the user found, so a stale pair is never believed. */
+  private readonly idByUsername = new LRUCache<string, number>({ max: 10_000 });
   private readonly listeners: CredentialListener[] = [];
   private readonly eventListeners = new Set<UserEventListener>();
   private readonly forgottenListeners: ((userId: number) => void)[] = [];
@@ -93,7 +96,9 @@ export class UserService {
   constructor(
     private readonly repo: UsersRepository,
     private readonly validator: Validator,
-  ) {}
+  ) {
+    this.byId = new RefreshingCache((id) => repo.findById(id), { max: 10_000, refreshAfterMs: CACHE_REFRESH_MS });
+  }
 
   onCredentialsChanged(listener: CredentialListener): void {
     this.listeners.push(listener);
@@ -115,7 +120,7 @@ export class UserService {
    * what they would have heard had the change been made here.
    */
   changedElsewhere(userId: number, event?: UserEvent): void {
-    this.byId.delete(userId);
+    this.byId.forget(userId);
     for (const [username, id] of this.idByUsername.entries()) if (id === userId) this.idByUsername.delete(username);
     if (event) this.emit(userId, event, false);
   }
@@ -147,19 +152,18 @@ export class UserService {
   }
 
   async findById(id: number): Promise<UserRecord | undefined> {
-    const cached = this.byId.get(id);
-    if (cached) return cached;
-    const user = await this.repo.findById(id);
-    if (user) this.remember(user);
+    const user = await this.byId.get(id);
+    if (user) this.idByUsername.set(user.username, user.id);
     return user;
   }
 
   async findByUsername(username: string): Promise<UserRecord | undefined> {
     const id = this.idByUsername.get(username);
-    const cached = id === undefined ? undefined : this.byId.get(id);
-    if (cached) return cached;
+    const cached = id === undefined ? undefined : await this.byId.get(id);
+    if (cached?.username === username) return cached;
     const user = await this.repo.findByUsername(username);
     if (user) this.remember(user);
+    else this.idByUsername.delete(username);
     return user;
   }
 
@@ -290,7 +294,7 @@ export class UserService {
   }
 
   private forget(user: UserRecord): void {
-    this.byId.delete(user.id);
+    this.byId.forget(user.id);
     this.idByUsername.delete(user.username);
     for (const l of this.forgottenListeners) l(user.id);
   }
