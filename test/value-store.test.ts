@@ -311,6 +311,25 @@ for (const engine of valueEngines()) {
       assert.deepEqual((await readAll(store.range(newSeries(), ALL_FROM, ALL_TO))).values, [], 'unknown series');
     });
 
+    it('range() stays in ts order, in batches of at most 10,000, when older values were written after newer ones and the density changes', async () => {
+      const s = newSeries();
+      await write(ramp(s, T0 + 20_000 * MIN, 15_000, MIN, 1)); // newer rows first…
+      await write(ramp(s, T0, 15_000, MIN, 2)); // …then older ones, late
+      await write(ramp(s, T0 + 40_000 * MIN, 30_000, 7, 3)); // a dense burst after a sparse stretch
+      await write(ramp(s, T0 + 7_500 * MIN + 30, 4_000, 1_000, 4)); // late and dense inside the old rows
+      const all = model.sorted(s);
+      let largest = 0;
+      const values: StoredValue[] = [];
+      for await (const batch of store.range(s, T0, ALL_TO)) {
+        largest = Math.max(largest, batch.length);
+        values.push(...batch);
+      }
+      assert.deepEqual(values, all);
+      assert.ok(largest <= 10_000, `a batch of ${largest}`);
+      const from = T0 + 7_000 * MIN;
+      assert.deepEqual((await readAll(store.range(s, from, ALL_TO, 23_456))).values, model.range(s, from, ALL_TO).slice(0, 23_456), 'limit across the late rows');
+    });
+
     it('latest() answers newest first, at most limit', async () => {
       const s = newSeries();
       await write(ramp(s, T0, 50).reverse());

@@ -9,6 +9,7 @@ import { MiB, readJson, readJsonText } from '../http/body.js';
 import { sendChunks } from '../http/stream.js';
 import { readBulkColumns } from '../core/bulk-values.js';
 import { DomainError } from '../core/errors.js';
+import { readAhead } from '../core/read-ahead.js';
 import { TimeSlice } from '../core/time-slice.js';
 import type { PointValueReadLimits } from '../config.js';
 import type { AppContext, AppState } from '../http/state.js';
@@ -145,13 +146,19 @@ function wantsCsv(ctx: AppContext): boolean {
   return ctx.accepts('application/json', 'text/csv') === 'text/csv';
 }
 
+/** JSON text of a value: numbers (nearly all of them) without JSON.stringify's generic path. */
+function jsonValue(value: unknown): string {
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null';
+  return JSON.stringify(value);
+}
+
 function rawJson(point: DataPointRecord, v: StoredValue): string {
-  const value = JSON.stringify(apiValue(point.dataType, v));
+  const value = jsonValue(apiValue(point.dataType, v));
   return v.annotation === null ? `{"timestamp":${v.ts},"value":${value}}` : `{"timestamp":${v.ts},"value":${value},"annotation":${JSON.stringify(v.annotation)}}`;
 }
 
 function rawCsv(point: DataPointRecord, v: StoredValue): string {
-  return csvRow([v.ts, apiValue(point.dataType, v), v.annotation]);
+  return `${v.ts},${csvCell(apiValue(point.dataType, v))},${csvCell(v.annotation)}\r\n`;
 }
 
 const RAW_CSV_HEADER = 'timestamp,value,annotation\r\n';
@@ -163,7 +170,7 @@ const RAW_CSV_HEADER = 'timestamp,value,annotation\r\n';
 async function* rawText(values: PointValueService, point: DataPointRecord, q: ReadQuery, csv: boolean, slice: TimeSlice): AsyncGenerator<string> {
   let text = csv ? RAW_CSV_HEADER : '[';
   let first = true;
-  for await (const batch of values.range(point, q.from, q.to, q.limit)) {
+  for await (const batch of readAhead(values.range(point, q.from, q.to, q.limit))) {
     for (const v of batch) {
       if (csv) text += rawCsv(point, v);
       else text += (first ? '' : ',') + rawJson(point, v);
@@ -231,7 +238,7 @@ function periodsText(point: DataPointRecord, result: RollupResult, from: number,
     } else {
       // COUNT is a number whatever the data type (a BINARY count is not a state).
       const value = rollup === 'COUNT' ? stat : apiStatistic(point.dataType, stat as number | string | null);
-      text += csv ? `${ts},${csvCell(value)}\r\n` : `${sep}{"timestamp":${ts},"value":${JSON.stringify(value)}}`;
+      text += csv ? `${ts},${csvCell(value)}\r\n` : `${sep}{"timestamp":${ts},"value":${jsonValue(value)}}`;
     }
   }
   return text;

@@ -1,6 +1,6 @@
 // Query results of the reads turned into the store's values: stored values from SQL.newest,
 // SQL.newestOne and SQL.oldest; hourly aggregates from SQL.buckets, read off the chunks' vectors.
-import type { DuckDBDoubleVector, DuckDBIntegerVector, DuckDBMaterializedResult, DuckDBResultReader } from '@duckdb/node-api';
+import type { DuckDBDoubleVector, DuckDBIntegerVector, DuckDBMaterializedResult, DuckDBResultReader, DuckDBVarCharVector } from '@duckdb/node-api';
 import { BucketMerger } from '../aggregates.js';
 import { BUCKET_MS, type BucketAggregate, type StoredValue } from '../types.js';
 
@@ -22,6 +22,34 @@ export function toStoredValues(reader: DuckDBResultReader): StoredValue[] {
   for (let i = 0; i < ts.length; i++) {
     out[i] = { ts: ts[i]!, value: value[i] ?? null, text: text[i] ?? null, annotation: annotation[i] ?? null };
   }
+  return out;
+}
+
+/**
+ * The rows of SQL.window (ts, value, text, annotation) in ts order, read off the chunks' vectors: rows
+ * come in table order, which is ts order for a series but for late rows appended after newer ones,
+ * so they are sorted only when they are not (ts is unique per series).
+ */
+export function readWindow(result: DuckDBMaterializedResult): StoredValue[] {
+  const out: StoredValue[] = [];
+  let ordered = true;
+  let prev = -Infinity;
+  for (let c = 0; c < result.chunkCount; c++) {
+    const chunk = result.getChunk(c);
+    const m = chunk.rowCount;
+    if (m === 0) continue;
+    const ts = chunk.getColumnVector(0) as DuckDBDoubleVector;
+    const value = chunk.getColumnVector(1) as DuckDBDoubleVector;
+    const text = chunk.getColumnVector(2) as DuckDBVarCharVector;
+    const annotation = chunk.getColumnVector(3) as DuckDBVarCharVector;
+    for (let j = 0; j < m; j++) {
+      const t = ts.getItem(j)!; // NOT NULL
+      if (t <= prev) ordered = false;
+      prev = t;
+      out.push({ ts: t, value: value.getItem(j), text: text.getItem(j), annotation: annotation.getItem(j) });
+    }
+  }
+  if (!ordered) out.sort((a, b) => a.ts - b.ts);
   return out;
 }
 

@@ -37,6 +37,10 @@ export const SQL = {
            WHERE series_id = $1 AND ts >= $2 AND ts <= $3 ORDER BY ts DESC LIMIT $4`,
   oldest: `SELECT ts::DOUBLE, value, text, annotation FROM point_values
            WHERE series_id = $1 AND ts >= $2 AND ts < $3 ORDER BY ts LIMIT $4`,
+  // A window in table order (sorted in JS when needed, results.ts): no sort in SQL. The limit only
+  // tells whether the window holds more than a page (then SQL.oldest reads it).
+  window: `SELECT ts::DOUBLE, value, text, annotation FROM point_values
+           WHERE series_id = $1 AND ts >= $2 AND ts < $3 LIMIT $4`,
   // The newest value with ts in a window: an aggregate, no top-n (DuckDB's top-n with its dynamic
   // filter costs more than the scan here). arg_max_null keeps a NULL value/text/annotation.
   newestOne: `SELECT max(ts)::DOUBLE, arg_max_null(value, ts), arg_max_null(text, ts), arg_max_null(annotation, ts)

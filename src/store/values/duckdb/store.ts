@@ -17,7 +17,7 @@ import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue
 import { concatBatches } from '../write-buffer.js';
 import { appendColumns, appendRawRows, CHUNK_ROWS, createNumericChunk } from './chunks.js';
 import { PartialRows } from './partial-rows.js';
-import { readBuckets, toNewestOne, toStoredValues } from './results.js';
+import { readBuckets, readWindow, toNewestOne, toStoredValues } from './results.js';
 import type { Pool, Session } from './sessions.js';
 import { MAX_TS, sortRows, validate, type SortedRows } from '../sort.js';
 import { BUCKET_TYPES, COMPACT, KEY_TYPES, MERGE_TOUCHED, SQL } from './sql.js';
@@ -58,6 +58,8 @@ const H = BUCKET_MS;
 const FOLD_SLICE_ROWS = 16_384;
 /** range()'s first window assumes values about a minute apart; later windows follow the data. */
 const MIN_SPACING_GUESS = 60_000;
+/** A range() window aims at this share of a page, so that most windows hold less than one and are read unsorted. */
+const WINDOW_FILL = 0.8;
 
 /** Clamps a query bound into the stored timestamp range, so it binds as a BIGINT. */
 function clampTs(t: number): number {
@@ -501,9 +503,10 @@ export class DuckDbStore implements DuckDbValueStore {
   }
 
   /**
-   * Pages of up to pageSize values, each read from a window of ts sized to hold about one page (from
-   * the density seen so far; a window that comes back short grows fourfold), so no query sorts the
-   * rest of the range.
+   * Pages of up to pageSize values, each read from a window of ts sized to hold a little less than a
+   * page (from the density seen so far), in table order and sorted in JS only when needed. A window
+   * that holds more than the page asked for is read again sorted and cut in SQL (SQL.oldest), so no
+   * query sorts the rest of the range and no page grows past its size.
    */
   async *range(series: number, from: number, to: number, limit?: number): AsyncIterable<StoredValue[]> {
     const oldest = this.minTs.get(series);
@@ -516,16 +519,20 @@ export class DuckDbStore implements DuckDbValueStore {
     while (lo < hi && left > 0) {
       const want = Math.min(this.pageSize, left);
       const end = Math.min(hi, lo + span);
-      const page = await this.readers.use(async (s) => toStoredValues(await s.query(SQL.oldest, [series, lo, end, want])));
+      const window = await this.readers.use(async (s) => readWindow(await s.run(SQL.window, [series, lo, end, want + 1])));
+      const whole = window.length <= want;
+      const page = whole ? window : await this.readers.use(async (s) => toStoredValues(await s.query(SQL.oldest, [series, lo, end, want])));
       if (page.length > 0) yield page;
       left -= page.length;
-      if (page.length === want) {
+      if (!whole) {
         const next = page[page.length - 1]!.ts + 1;
-        span = Math.max(1, Math.ceil((next - lo) * 1.25));
+        span = Math.max(1, Math.ceil((next - lo) * WINDOW_FILL));
         lo = next;
       } else {
+        // Aim the next window at WINDOW_FILL of a page by this one's density; at most fourfold wider.
+        const scale = page.length === 0 ? 4 : Math.min(4, (WINDOW_FILL * this.pageSize) / page.length);
+        span = Math.max(1, Math.ceil((end - lo) * scale));
         lo = end;
-        span *= 4;
       }
     }
   }
