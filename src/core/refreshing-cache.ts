@@ -43,11 +43,6 @@ export class RefreshingCache<K extends string | number, V extends object> {
     return this.load(key);
   }
 
-  /** The cached value without loading or refreshing, stale or not. */
-  peek(key: K): V | undefined {
-    return this.cache.peek(key, { allowStale: true });
-  }
-
   set(key: K, value: V): void {
     this.cache.set(key, value);
   }
@@ -56,11 +51,7 @@ export class RefreshingCache<K extends string | number, V extends object> {
     this.cache.delete(key);
   }
 
-  clear(): void {
+  forgetAll(): void {
     this.cache.clear();
-  }
-
-  keys(): IterableIterator<K> {
-    return this.cache.keys();
   }
 }

@@ -101,6 +101,8 @@ export class ClusterLink {
     this.off.push(
       channel.subscribe(RESYNC, () => {
         pointValues.changedElsewhere();
+        users.forgetAll();
+        sessions.forgetAll();
         events.forgetPermissions();
         this.send('hello', 0);
         this.announceSoon();

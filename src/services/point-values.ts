@@ -109,6 +109,7 @@ export class PointValueService {
     } else {
       this.latestCache.clear();
       this.published.clear();
+      this.pointsByXid.forgetAll(); // point changes may have gone unheard too
     }
     this.store.changedElsewhere?.(earliest);
   }

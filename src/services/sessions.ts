@@ -82,6 +82,11 @@ export class SessionService {
     for (const idHash of idHashes) this.cache.forget(idHash);
   }
 
+  /** Sessions ended elsewhere may have gone unheard (the cluster channel was down): forget them all. */
+  forgetAll(): void {
+    this.cache.forgetAll();
+  }
+
   private tellEnded(idHashes: readonly string[]): void {
     if (idHashes.length > 0) for (const l of this.endedListeners) l(idHashes);
   }

@@ -125,6 +125,12 @@ export class UserService {
     if (event) this.emit(userId, event, false);
   }
 
+  /** Changes made elsewhere may have gone unheard (the cluster channel was down): forget every user. */
+  forgetAll(): void {
+    this.byId.forgetAll();
+    this.idByUsername.clear();
+  }
+
   /** Listeners are synchronous and must not stop the change that told them. */
   private emit(userId: number, event: UserEvent, local = true): void {
     for (const l of this.eventListeners) {
