@@ -10,6 +10,7 @@ import { openValueStore } from '../src/store/values/open.js';
 import { monthOf, monthsOf, monthStart, partitionName, type PostgresStore } from '../src/store/values/postgres/index.js';
 import { BUCKET_MS, INSTANT_RANGE, type BucketAggregate, type StoredValue, type ValueBatch } from '../src/store/values/types.js';
 import { dropSchema, newSchemaName, tempDir, removeDir, testDatabaseUrl } from './helpers/engines.js';
+import { referenceBucket } from './helpers/reference-rollup.js';
 import { Relay } from './helpers/relay.js';
 import { openTestPostgresStore } from './helpers/value-engines.postgres.js';
 import { freePort } from './helpers/wait.js';
@@ -39,24 +40,6 @@ async function readAll(it: AsyncIterable<StoredValue[]>): Promise<StoredValue[]>
   const out: StoredValue[] = [];
   for await (const page of it) out.push(...page);
   return out;
-}
-
-/** One bucket straight from the definition, values given in ts order. */
-function naiveBucket(start: number, xs: { ts: number; v: number }[]): BucketAggregate {
-  let inner = 0;
-  for (let i = 0; i + 1 < xs.length; i++) inner += xs[i]!.v * (xs[i + 1]!.ts - xs[i]!.ts);
-  return {
-    start,
-    count: xs.length,
-    sum: xs.reduce((a, x) => a + x.v, 0),
-    min: Math.min(...xs.map((x) => x.v)),
-    max: Math.max(...xs.map((x) => x.v)),
-    firstTs: xs[0]!.ts,
-    firstValue: xs[0]!.v,
-    lastTs: xs[xs.length - 1]!.ts,
-    lastValue: xs[xs.length - 1]!.v,
-    innerIntegral: inner,
-  };
 }
 
 describe('PostgreSQL value store: month partitions (arithmetic)', () => {
@@ -199,7 +182,7 @@ describe('PostgreSQL value store', function () {
       const expected: BucketAggregate[] = [];
       for (const start of [T, T + H]) {
         const xs = [...all.entries()].filter(([ts]) => ts >= start && ts < start + H).sort((a, b) => a[0] - b[0]).map(([ts, v]) => ({ ts, v }));
-        expected.push(naiveBucket(start, xs));
+        expected.push(referenceBucket(start, xs));
       }
       for (const store of [first.store, second.store]) {
         const got = await store.buckets(s, T - H, T + 3 * H);

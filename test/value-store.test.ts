@@ -14,6 +14,7 @@ import { KILL_BATCH, KILL_SERIES, killBatchTs } from './fixtures/duckdb-kill-bat
 import './helpers/value-engines.duckdb.js';
 import './helpers/value-engines.questdb.js';
 import './helpers/value-engines.postgres.js';
+import { referenceBucket } from './helpers/reference-rollup.js';
 import { announceValueEngines, valueEngines } from './helpers/value-engines.js';
 
 const H = BUCKET_MS;
@@ -117,22 +118,7 @@ function naiveBuckets(values: readonly StoredValue[], from: number, to: number):
   }
   return [...byStart.entries()]
     .sort((a, b) => a[0] - b[0])
-    .map(([start, xs]) => {
-      let inner = 0;
-      for (let i = 0; i + 1 < xs.length; i++) inner += xs[i]!.v * (xs[i + 1]!.ts - xs[i]!.ts);
-      return {
-        start,
-        count: xs.length,
-        sum: xs.reduce((a, x) => a + x.v, 0),
-        min: Math.min(...xs.map((x) => x.v)),
-        max: Math.max(...xs.map((x) => x.v)),
-        firstTs: xs[0]!.ts,
-        firstValue: xs[0]!.v,
-        lastTs: xs[xs.length - 1]!.ts,
-        lastValue: xs[xs.length - 1]!.v,
-        innerIntegral: inner,
-      };
-    });
+    .map(([start, xs]) => referenceBucket(start, xs));
 }
 
 function close(actual: number, expected: number): boolean {

@@ -6,6 +6,8 @@
 // stays in force until the next one; the newest until endOfData. In-force window:
 // [max(a, t0), min(b, endOfData)), t0 = a when S exists, else the first inside ts.
 
+import type { BucketAggregate } from '../../src/store/values/types.js';
+
 export interface TimedValue<T> {
   ts: number;
   value: T;
@@ -108,4 +110,22 @@ export function referenceStoredRollup<T>(series: readonly TimedValue<T>[], bound
       count: inside.length,
     };
   });
+}
+
+/** One hour's partial aggregate straight from its definition (store/values/types.ts), values in ts order. */
+export function referenceBucket(start: number, xs: readonly { ts: number; v: number }[]): BucketAggregate {
+  let inner = 0;
+  for (let i = 0; i + 1 < xs.length; i++) inner += xs[i]!.v * (xs[i + 1]!.ts - xs[i]!.ts);
+  return {
+    start,
+    count: xs.length,
+    sum: xs.reduce((a, x) => a + x.v, 0),
+    min: Math.min(...xs.map((x) => x.v)),
+    max: Math.max(...xs.map((x) => x.v)),
+    firstTs: xs[0]!.ts,
+    firstValue: xs[0]!.v,
+    lastTs: xs[xs.length - 1]!.ts,
+    lastValue: xs[xs.length - 1]!.v,
+    innerIntegral: inner,
+  };
 }
