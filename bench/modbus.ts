@@ -13,6 +13,7 @@ import type { DriverContext, DriverFactory, ProducedValue } from '../src/runtime
 import { createModbusDriver, modbusDriverFactory } from '../src/runtime/modbus.js';
 import { DEFAULT_PLAN } from '../src/runtime/modbus-codec.js';
 import type { DataPointRecord } from '../src/store/metadata/data-points.js';
+import { DEFAULT_POINT_SETTINGS } from '../src/services/data-points.js';
 import type { DataSourceRecord } from '../src/store/metadata/data-sources.js';
 import type { Benchmark } from './lib/benchmark.js';
 import { progress } from './lib/benchmark.js';
@@ -80,6 +81,7 @@ function points(): DataPointRecord[] {
     readPermission: [],
     editPermission: [],
     setPermission: [],
+    ...DEFAULT_POINT_SETTINGS,
   }));
 }
 

@@ -25,6 +25,7 @@ import { deviceWriterAcross } from './runtime/device-writes.js';
 import { EventsRepository } from './store/metadata/events.js';
 import { LoginAddressesRepository } from './store/metadata/login-addresses.js';
 import { JsonStoreRepository } from './store/metadata/json-store.js';
+import { IntervalLoggingRepository } from './store/metadata/interval-logging.js';
 import { AuthService } from './services/auth.js';
 import { DataPointService } from './services/data-points.js';
 import { DataSourceService } from './services/data-sources.js';
@@ -103,6 +104,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     ...(writerLock ? { writerTurn: () => writerLock.acquire() } : {}),
   });
   const pointValues = new PointValueService(valueStore, dataPoints, dataSources, config.values);
+  await pointValues.startLogging(new IntervalLoggingRepository(db), (err) => log.warn({ err }, 'interval logging failed'));
   // Cached points must follow renames, permission changes and deletions (also of a whole source).
   dataPoints.onChange({ pointChanged: (p) => pointValues.forgetPoint(p) });
   dataSources.onChange({

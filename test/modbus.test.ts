@@ -6,6 +6,7 @@ import type { DriverContext, ProducedValue, SourceDriver } from '../src/runtime/
 import { createModbusDriver } from '../src/runtime/modbus.js';
 import { encodeWrite, modbusLocator, planReads, rawFromWords, valueFromWords, type ModbusLocator } from '../src/runtime/modbus-codec.js';
 import type { DataPointRecord, DataType } from '../src/store/metadata/data-points.js';
+import { DEFAULT_POINT_SETTINGS } from '../src/services/data-points.js';
 import type { DataSourceRecord } from '../src/store/metadata/data-sources.js';
 import { Device } from './helpers/modbus-device.js';
 import { freePort, waitFor } from './helpers/wait.js';
@@ -85,6 +86,7 @@ function point(xid: string, locator: Record<string, unknown>, dataType: DataType
     readPermission: [],
     editPermission: [],
     setPermission: [],
+    ...DEFAULT_POINT_SETTINGS,
   };
 }
 

@@ -12,6 +12,7 @@ import { connectAsync, type MqttClient } from 'mqtt';
 import type { DriverContext, ProducedValue, SourceDriver } from '../src/runtime/driver.js';
 import { createMqttDriver, Inbox } from '../src/runtime/mqtt.js';
 import type { DataPointRecord, DataType } from '../src/store/metadata/data-points.js';
+import { DEFAULT_POINT_SETTINGS } from '../src/services/data-points.js';
 import type { DataSourceRecord } from '../src/store/metadata/data-sources.js';
 import { freePort, waitFor } from './helpers/wait.js';
 
@@ -87,7 +88,7 @@ function point(dataType: DataType, topic: string, jsonPath?: string): DataPointR
   return {
     id, xid: `DP_mqtt_${id}`, name: `point ${id}`, enabled: true, deviceName: 'mqtt', dataSourceId: 0, dataSourceXid: 'DS', dataSourceName: 'mqtt',
     dataSourceType: 'MQTT_CLIENT', dataType, settable: true, pointLocator: jsonPath === undefined ? { topic } : { topic, jsonPath },
-    unit: '', tags: {}, rollup: 'NONE', readPermission: [], editPermission: [], setPermission: [],
+    unit: '', tags: {}, rollup: 'NONE', readPermission: [], editPermission: [], setPermission: [], ...DEFAULT_POINT_SETTINGS,
   };
 }
 

@@ -2,7 +2,14 @@
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
 import type { Validator } from '../core/validation.js';
 import type { DataSourceRecord, DataSourceType } from '../store/metadata/data-sources.js';
-import { dataPointResource, type DataPointRecord, type DataPointsRepository, type DataType } from '../store/metadata/data-points.js';
+import {
+  dataPointResource,
+  type DataPointRecord,
+  type DataPointsRepository,
+  type DataType,
+  type LoggingProperties,
+  type Period,
+} from '../store/metadata/data-points.js';
 import type { DataSourceService } from './data-sources.js';
 import { assertPermission, hasPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
 import { generateXid, listQuery, translateDuplicateXid, type ListResult } from './resources.js';
@@ -22,6 +29,47 @@ export interface DataPointInput {
   readPermission?: string[];
   editPermission?: string[];
   setPermission?: string[];
+  loggingProperties?: Partial<LoggingProperties>;
+  purgeOverride?: boolean;
+  purgePeriod?: Period;
+}
+
+/** Mango's defaults: a new point stores a value when it changes. */
+export const DEFAULT_LOGGING: LoggingProperties = {
+  loggingType: 'ON_CHANGE',
+  tolerance: 0,
+  intervalLoggingPeriod: { periods: 15, type: 'MINUTES' },
+  intervalLoggingType: 'INSTANT',
+  discardExtremeValues: false,
+  discardLowLimit: -Number.MAX_VALUE,
+  discardHighLimit: Number.MAX_VALUE,
+};
+export const DEFAULT_PURGE_PERIOD: Period = { periods: 1, type: 'YEARS' };
+/** What a point made without these settings gets. */
+export const DEFAULT_POINT_SETTINGS = { loggingProperties: DEFAULT_LOGGING, purgeOverride: false, purgePeriod: DEFAULT_PURGE_PERIOD } as const;
+
+/**
+ * The logging properties stored for a point: the given fields over the existing ones (or the
+ * defaults), checked against the point's data type.
+ */
+function loggingSettings(
+  given: Partial<LoggingProperties> | undefined,
+  existing: LoggingProperties,
+  dataType: DataType,
+  problems: ValidationMessage[],
+): LoggingProperties {
+  const p: LoggingProperties = { ...existing, ...given };
+  const field = (name: string) => `loggingProperties.${name}`;
+  if (dataType !== 'NUMERIC') {
+    if (p.loggingType === 'INTERVAL' && p.intervalLoggingType !== 'INSTANT') {
+      problems.push(validationMessage(field('intervalLoggingType'), `must be INSTANT for ${dataType} points (statistics need numbers)`));
+    }
+    if (p.discardExtremeValues) problems.push(validationMessage(field('discardExtremeValues'), `must be false for ${dataType} points`));
+  }
+  if (p.discardExtremeValues && !(p.discardLowLimit < p.discardHighLimit)) {
+    problems.push(validationMessage(field('discardHighLimit'), 'must be greater than discardLowLimit'));
+  }
+  return p;
 }
 
 export function dataPointView(p: DataPointRecord): Record<string, unknown> {
@@ -41,6 +89,9 @@ export function dataPointView(p: DataPointRecord): Record<string, unknown> {
     readPermission: p.readPermission,
     editPermission: p.editPermission,
     setPermission: p.setPermission,
+    loggingProperties: p.loggingProperties,
+    purgeOverride: p.purgeOverride,
+    purgePeriod: p.purgePeriod,
   };
 }
 
@@ -221,7 +272,7 @@ export class DataPointService {
     const ds = await this.sources.findByXid(input.dataSourceXid);
     if (!ds) throw DomainError.invalid('dataSourceXid', 'Data source not found', OBJECT_TYPE);
     if (!this.sources.mayEdit(user, ds)) throw DomainError.accessDenied();
-    const locator = this.checkLocator(ds, input.pointLocator);
+    const { locator, loggingProperties } = this.checkSettings(ds, input, DEFAULT_LOGGING);
     const created = await this.repo
       .insert({
         xid: input.xid ?? generateXid('DP'),
@@ -238,6 +289,9 @@ export class DataPointService {
         readPermission: normaliseRoles(input.readPermission ?? [USER_ROLE]),
         editPermission: normaliseRoles(input.editPermission ?? []),
         setPermission: normaliseRoles(input.setPermission ?? []),
+        loggingProperties,
+        purgeOverride: input.purgeOverride ?? false,
+        purgePeriod: input.purgePeriod ?? DEFAULT_PURGE_PERIOD,
       })
       .catch((err: unknown) => {
         throw translateDuplicateXid(err);
@@ -252,7 +306,7 @@ export class DataPointService {
     if (input.dataSourceXid !== existing.dataSourceXid) throw DomainError.invalid('dataSourceXid', 'cannot be changed', OBJECT_TYPE);
     const ds = await this.sources.findById(existing.dataSourceId);
     if (!ds) throw notFound();
-    const locator = this.checkLocator(ds, input.pointLocator);
+    const { locator, loggingProperties } = this.checkSettings(ds, input, existing.loggingProperties);
     const saved = await this.repo
       .update(existing.id, {
         xid: input.xid ?? existing.xid,
@@ -268,6 +322,9 @@ export class DataPointService {
         readPermission: normaliseRoles(input.readPermission ?? existing.readPermission),
         editPermission: normaliseRoles(input.editPermission ?? existing.editPermission),
         setPermission: normaliseRoles(input.setPermission ?? existing.setPermission),
+        loggingProperties,
+        purgeOverride: input.purgeOverride ?? existing.purgeOverride,
+        purgePeriod: input.purgePeriod ?? existing.purgePeriod,
       })
       .catch((err: unknown) => {
         throw translateDuplicateXid(err);
@@ -284,13 +341,19 @@ export class DataPointService {
     return existing;
   }
 
-  /** Checks the locator against its source type's schema and rules; returns what is stored. */
-  private checkLocator(ds: DataSourceRecord, loc: DataPointInput['pointLocator']): Record<string, unknown> {
+  /** Checks the locator (against its source type's schema and rules) and the logging properties; returns what is stored. */
+  private checkSettings(
+    ds: DataSourceRecord,
+    input: DataPointInput,
+    existingLogging: LoggingProperties,
+  ): { locator: Record<string, unknown>; loggingProperties: LoggingProperties } {
+    const loc = input.pointLocator;
     this.validator.validate(LOCATOR_SCHEMA[ds.modelType], loc, 'pointLocator');
     const problems: ValidationMessage[] = [];
-    const stored =
+    const locator =
       ds.modelType === 'VIRTUAL' ? virtualLocator(loc, problems) : ds.modelType === 'MODBUS_IP' ? modbusLocator(loc, problems) : mqttLocator(loc, problems);
+    const loggingProperties = loggingSettings(input.loggingProperties, existingLogging, loc.dataType, problems);
     if (problems.length > 0) throw DomainError.validation(problems, OBJECT_TYPE);
-    return stored;
+    return { locator, loggingProperties };
   }
 }

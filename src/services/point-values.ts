@@ -15,6 +15,8 @@ import { WriteBuffer } from '../store/values/write-buffer.js';
 import type { DataPointService } from './data-points.js';
 import type { DataSourceService } from './data-sources.js';
 import { LatestValueCache, storedAt } from './latest-cache.js';
+import type { IntervalStateStore } from './interval-logging.js';
+import { PointLogging } from './point-logging.js';
 import { assertPermission, hasPermission, type Principal } from './permissions.js';
 import { apiValue, coerceValue, type StorableValue } from './point-value-types.js';
 
@@ -78,15 +80,28 @@ export class PointValueService {
   private readonly published: LRUCache<number, StoredValue>;
   /** The timestamps the store can hold: others are refused with 422 before anything is written. */
   private readonly timeRange: TimeRange;
+  /** Which source and PUT values are stored (the points' logging properties). */
+  private readonly logging: PointLogging;
+  /**
+   * Each point's newest value from a source or PUT, stored or not: a value its logging did not store
+   * is still the point's latest (answered while newer than the newest stored one).
+   */
+  private readonly newestAccepted: LRUCache<number, StoredValue>;
 
   constructor(
     private readonly store: PointValueStore,
     private readonly points: DataPointService,
     private readonly sources: DataSourceService,
-    options: { writeBufferValues: number; latestCachePoints: number },
+    options: { writeBufferValues: number; latestCachePoints: number; zone?: string },
   ) {
     this.latestCache = new LatestValueCache(store, options.latestCachePoints);
     this.published = new LRUCache({ max: options.latestCachePoints });
+    this.newestAccepted = new LRUCache({ max: options.latestCachePoints });
+    const zone = options.zone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
+    this.logging = new PointLogging(
+      { newestStored: (id) => this.latestCache.newest(id), store: (b) => this.storeMade(b), point: (id) => this.points.findById(id) },
+      zone,
+    );
     this.buffer = new WriteBuffer(store, options.writeBufferValues);
     this.timeRange = store.timeRange ?? INSTANT_RANGE;
   }
@@ -105,10 +120,12 @@ export class PointValueService {
       for (const id of earliest.keys()) {
         this.latestCache.invalidate(id);
         this.published.delete(id);
+        this.logging.storedElsewhere(id);
       }
     } else {
       this.latestCache.clear();
       this.published.clear();
+      this.logging.forgetAll();
       this.pointsByXid.forgetAll(); // point changes may have gone unheard too
     }
     this.store.changedElsewhere?.(earliest);
@@ -158,12 +175,12 @@ export class PointValueService {
       n++;
     }
     batch.length = n;
-    if (n > 0) await this.write(batch, points, 'UPDATE');
+    if (n > 0) await this.write(batch, points, 'UPDATE', true);
     return rejected;
   }
 
   async lastValue(point: DataPointRecord): Promise<number | boolean | string | undefined> {
-    const [newest] = await this.latestCache.latest(point.id, 1);
+    const [newest] = await this.latest(point, 1);
     return (newest && apiValue(point.dataType, newest)) ?? undefined;
   }
 
@@ -172,6 +189,17 @@ export class PointValueService {
     this.pointsByXid.forget(point.xid);
     this.latestCache.invalidate(point.id);
     this.published.delete(point.id);
+    this.logging.forget(point.id);
+  }
+
+  /** Resumes INTERVAL logging's periods in progress and starts the clock that closes them. */
+  startLogging(states: IntervalStateStore, onError: (err: unknown) => void): Promise<void> {
+    return this.logging.start(states, onError);
+  }
+
+  /** Closes the INTERVAL periods the clock passed now (the timer does it every second). */
+  logIntervals(now?: number): Promise<void> {
+    return this.logging.tick(now);
   }
 
   async point(xid: string): Promise<DataPointRecord | undefined> {
@@ -186,8 +214,12 @@ export class PointValueService {
     return p;
   }
 
+  /** Newest first: the stored values, after the newest value its logging did not store. */
   async latest(point: DataPointRecord, limit: number): Promise<StoredValue[]> {
-    return this.latestCache.latest(point.id, limit);
+    const stored = await this.latestCache.latest(point.id, limit);
+    const accepted = this.newestAccepted.get(point.id);
+    if (accepted === undefined || (stored[0] !== undefined && stored[0].ts >= accepted.ts)) return stored;
+    return [accepted, ...stored].slice(0, limit);
   }
 
   /** Raw values with from <= ts < to, oldest first, in batches; at most `limit` when given. */
@@ -242,7 +274,7 @@ export class PointValueService {
     batch.ts[0] = ts;
     setRow(batch, 0, coerced);
     if (annotation !== null) batch.annotation = [annotation as string];
-    await this.write(batch, new Map([[point.id, point]]), 'SET');
+    await this.write(batch, new Map([[point.id, point]]), 'SET', true);
     const stored = storedAt(batch, 0);
     return { xid: point.xid, dataType: point.dataType, value: apiValue(point.dataType, stored), timestamp: ts, annotation: stored.annotation };
   }
@@ -346,10 +378,22 @@ export class PointValueService {
     assertPermission(user, point.readPermission);
     if (!(await this.points.mayEdit(user, point))) throw DomainError.accessDenied();
     const deleted = await this.store.delete(point.id, from, to);
-    this.latestCache.invalidate(point.id);
-    this.published.delete(point.id);
-    for (const l of this.writtenListeners) l(new Map([[point.id, from]]));
+    this.forgetDeleted(new Map([[point.id, from]]));
     return deleted;
+  }
+
+  /**
+   * Values of these series were deleted from the store (series → earliest ts deleted; a purge too):
+   * what is cached of them goes, and the other instances are told.
+   */
+  forgetDeleted(earliest: ReadonlyMap<number, number>): void {
+    for (const id of earliest.keys()) {
+      this.latestCache.invalidate(id);
+      this.published.delete(id);
+      this.newestAccepted.delete(id);
+      this.logging.storedElsewhere(id);
+    }
+    for (const l of this.writtenListeners) l(earliest);
   }
 
   /** The device must accept a set value before it is stored: a refusal is a 502 (5000). */
@@ -364,9 +408,17 @@ export class PointValueService {
     }
   }
 
-  /** Drains the write buffer. */
-  close(): Promise<void> {
-    return this.buffer.close();
+  /** Saves INTERVAL logging's periods in progress, then drains the write buffer. */
+  async close(): Promise<void> {
+    await this.logging.stop();
+    await this.buffer.close();
+  }
+
+  /** What INTERVAL logging made on the clock: stored like any write, live for nobody (its periods lie behind). */
+  private async storeMade(batch: ValueBatch): Promise<void> {
+    await this.buffer.write(batch);
+    this.latestCache.applyBatch(batch);
+    this.tellWritten(batch);
   }
 
   get bufferedValues(): number {
@@ -380,29 +432,55 @@ export class PointValueService {
    * an alarm does not wait for the disk; older values only enter history. Should the write fail,
    * what was published is forgotten, so the next value is judged against the store again.
    */
-  private async write(batch: ValueBatch, points: ReadonlyMap<number, DataPointRecord>, kind: LiveValueKind): Promise<void> {
+  private async write(batch: ValueBatch, points: ReadonlyMap<number, DataPointRecord>, kind: LiveValueKind, byLogging = false): Promise<void> {
+    let accepted = batch;
+    let logged = batch;
+    if (byLogging) ({ accepted, logged } = await this.logging.decide(batch, points));
+    else for (const id of points.keys()) this.logging.storedElsewhere(id); // an import may change the newest stored value
+    if (accepted.length === 0) return;
+    if (byLogging && logged !== accepted) this.noteAccepted(accepted);
     if (![...points.keys()].some((id) => this.bus.isLive(id))) {
       // Nobody follows these points: no object per value. What was published for them is out of
       // date now; should someone follow them later, the latest cache decides again.
       for (const id of points.keys()) this.published.delete(id);
-      await this.buffer.write(batch);
-      this.latestCache.applyBatch(batch);
-      this.tellWritten(batch);
+      await this.durably(logged, points);
+      this.latestCache.applyBatch(logged);
+      this.tellWritten(logged);
       return;
     }
-    const rows = rowsBySeries(batch);
+    const rows = rowsBySeries(accepted);
     const loaded = new Map<number, StoredValue | undefined>();
     for (const id of rows.keys()) loaded.set(id, await this.newestPublished(id));
     // No await from here to the end of the loop: batches of one point publish one after another.
     for (const [id, stored] of rows) this.publishLive(points.get(id)!, stored, loaded.get(id), kind);
     try {
-      await this.buffer.write(batch);
+      await this.durably(logged, points);
     } catch (err) {
       for (const id of rows.keys()) this.published.delete(id);
       throw err;
     }
-    for (const [id, stored] of rows) this.latestCache.applyWritten(id, stored);
-    this.tellWritten(batch);
+    for (const [id, stored] of logged === accepted ? rows : rowsBySeries(logged)) this.latestCache.applyWritten(id, stored);
+    this.tellWritten(logged);
+  }
+
+  /** Writes through the buffer; on failure what logging remembered as stored is forgotten. */
+  private async durably(batch: ValueBatch, points: ReadonlyMap<number, DataPointRecord>): Promise<void> {
+    if (batch.length === 0) return;
+    try {
+      await this.buffer.write(batch);
+    } catch (err) {
+      for (const id of points.keys()) this.logging.storedElsewhere(id);
+      throw err;
+    }
+  }
+
+  /** Remembers each point's newest accepted value (logged or not) for latest(). */
+  private noteAccepted(b: ValueBatch): void {
+    for (let i = 0; i < b.length; i++) {
+      const id = b.series[i]!;
+      const known = this.newestAccepted.get(id);
+      if (known === undefined || b.ts[i]! >= known.ts) this.newestAccepted.set(id, storedAt(b, i));
+    }
   }
 
   /** The newest value published for a point, or its newest stored value before any was. */

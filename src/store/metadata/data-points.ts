@@ -27,6 +27,29 @@ export interface DataPointRecord {
   readPermission: string[];
   editPermission: string[];
   setPermission: string[];
+  /** Normalised by the service: every field present (services/point-logging.ts). */
+  loggingProperties: LoggingProperties;
+  purgeOverride: boolean;
+  purgePeriod: Period;
+}
+
+export const LOGGING_TYPES = ['ON_CHANGE', 'ALL', 'ON_TS_CHANGE', 'INTERVAL', 'NONE'] as const;
+export const INTERVAL_LOGGING_TYPES = ['INSTANT', 'MAXIMUM', 'MINIMUM', 'AVERAGE'] as const;
+
+/** A length of time as Mango writes it: {"periods": 15, "type": "MINUTES"}. */
+export interface Period {
+  periods: number;
+  type: string;
+}
+
+export interface LoggingProperties {
+  loggingType: (typeof LOGGING_TYPES)[number];
+  tolerance: number;
+  intervalLoggingPeriod: Period;
+  intervalLoggingType: (typeof INTERVAL_LOGGING_TYPES)[number];
+  discardExtremeValues: boolean;
+  discardLowLimit: number;
+  discardHighLimit: number;
 }
 
 export const dataPointResource: ResourceDef = {
@@ -70,6 +93,9 @@ export class DataPointsRepository extends CrudRepository<DataPointRecord> {
         readPermission: 't.read_permission',
         editPermission: 't.edit_permission',
         setPermission: 't.set_permission',
+        loggingProperties: 't.logging_properties',
+        purgeOverride: 't.purge_override',
+        purgePeriod: 't.purge_period',
       },
       write: {
         xid: 'xid',
@@ -86,8 +112,11 @@ export class DataPointsRepository extends CrudRepository<DataPointRecord> {
         readPermission: 'read_permission',
         editPermission: 'edit_permission',
         setPermission: 'set_permission',
+        loggingProperties: 'logging_properties',
+        purgeOverride: 'purge_override',
+        purgePeriod: 'purge_period',
       },
-      json: ['pointLocator', 'tags'],
+      json: ['pointLocator', 'tags', 'loggingProperties', 'purgePeriod'],
     });
   }
 }

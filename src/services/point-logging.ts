@@ -1,0 +1,225 @@
+// Point logging properties (API-DECISIONS "Logging, retention, configuration"): which values from data
+// sources and PUT /point-values are stored. Extreme values are dropped altogether; a value that is not
+// stored is still live and the point's latest. POST /point-values (an import of history) stores what
+// it is given and does not come here. Points that log ALL (and discard nothing) cost one look at
+// their settings per batch.
+import type { DataPointRecord } from '../store/metadata/data-points.js';
+import type { StoredValue, ValueBatch } from '../store/values/types.js';
+import { IntervalLogger, type IntervalRow, type IntervalState, type IntervalStateStore } from './interval-logging.js';
+
+export interface PointLoggingPorts {
+  /** The point's newest stored value (the latest-value cache). */
+  newestStored(series: number): Promise<StoredValue | undefined>;
+  /** Stores what INTERVAL logging wrote on the clock; durable on resolve. */
+  store(batch: ValueBatch): Promise<void>;
+  /** The point as it is now (its settings may have changed). */
+  point(id: number): Promise<DataPointRecord | undefined>;
+}
+
+/** A batch split by the points' settings: `accepted` loses the extreme values, `logged` is what to store. */
+export interface LoggingDecision {
+  accepted: ValueBatch;
+  logged: ValueBatch;
+}
+
+interface Last {
+  ts: number;
+  /** NaN when the stored value was text. */
+  value: number;
+  text: string | null;
+}
+
+const TICK_MS = 1_000;
+const SAVE_EVERY_MS = 5_000;
+
+export class PointLogging {
+  /** The newest stored value of ON_CHANGE and ON_TS_CHANGE points, what the next value is compared with. */
+  private readonly lastStored = new Map<number, Last>();
+  private readonly interval: IntervalLogger;
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private lastSave = 0;
+  private states: IntervalStateStore | undefined;
+  private onError: (err: unknown) => void = () => {};
+
+  constructor(
+    private readonly ports: PointLoggingPorts,
+    zone: string,
+  ) {
+    this.interval = new IntervalLogger(zone);
+  }
+
+  /** Resumes the saved INTERVAL periods and starts the clock that closes them. */
+  async start(states: IntervalStateStore, onError: (err: unknown) => void, now = Date.now()): Promise<void> {
+    this.states = states;
+    this.onError = onError;
+    this.interval.restore(await states.loadAll<IntervalState>(), now);
+    this.lastSave = now;
+    this.timer = setInterval(() => void this.tick(), TICK_MS);
+    this.timer.unref();
+  }
+
+  /** Stops the clock and saves the periods in progress (their values so far) for the next start. */
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    await this.ticking;
+    if (this.states) await this.save(Date.now());
+  }
+
+  /** Closes the periods the clock passed; also what a test calls instead of waiting for the timer. */
+  tick(now = Date.now()): Promise<void> {
+    this.ticking ??= this.runTick(now).finally(() => (this.ticking = undefined));
+    return this.ticking;
+  }
+
+  /** The point's settings changed, it was deleted, or its stored values changed by other means. */
+  forget(id: number): void {
+    this.lastStored.delete(id);
+    this.interval.forget(id);
+  }
+
+  /** The point's stored values changed by other means (an import, a delete, another instance). */
+  storedElsewhere(id: number): void {
+    this.lastStored.delete(id);
+  }
+
+  /** Stored values may have changed for any point (another instance, a resync). */
+  forgetAll(): void {
+    this.lastStored.clear();
+    for (const id of this.interval.pending.keys()) this.interval.forget(id);
+  }
+
+  /** Splits a batch of accepted values (rows of one point in ascending ts) by the points' settings. */
+  async decide(batch: ValueBatch, points: ReadonlyMap<number, DataPointRecord>): Promise<LoggingDecision> {
+    let discards = false;
+    let all = true;
+    for (const p of points.values()) {
+      const l = p.loggingProperties;
+      if (l.discardExtremeValues && p.dataType === 'NUMERIC') discards = true;
+      if (l.loggingType !== 'ALL') all = false;
+    }
+    const accepted = discards ? withoutExtremes(batch, points) : batch;
+    if (all) return { accepted, logged: accepted };
+    await this.loadLastStored(points);
+    // No await from here on: the comparisons and the state they update belong to this batch alone.
+    const keep = new Uint8Array(accepted.length);
+    const made: IntervalRow[] = [];
+    const now = Date.now();
+    let kept = 0;
+    for (let i = 0; i < accepted.length; i++) {
+      if (this.keeps(points.get(accepted.series[i]!)!, accepted, i, now, made)) {
+        keep[i] = 1;
+        kept++;
+      }
+    }
+    const logged = kept === accepted.length && made.length === 0 ? accepted : select(accepted, keep, kept, made);
+    return { accepted, logged };
+  }
+
+  private keeps(p: DataPointRecord, b: ValueBatch, i: number, now: number, made: IntervalRow[]): boolean {
+    const l = p.loggingProperties;
+    const ts = b.ts[i]!;
+    const value = b.value[i]!;
+    const text = b.text?.[i] ?? null;
+    switch (l.loggingType) {
+      case 'ALL':
+        return true;
+      case 'NONE':
+        return false;
+      case 'INTERVAL':
+        this.interval.value(p, ts, value, text, now, made);
+        return false;
+      case 'ON_TS_CHANGE': {
+        const last = this.lastStored.get(p.id);
+        if (last && last.ts === ts) return false;
+        break;
+      }
+      case 'ON_CHANGE': {
+        const last = this.lastStored.get(p.id);
+        if (last && !changed(p, l.tolerance, last, value, text)) return false;
+        break;
+      }
+    }
+    this.lastStored.set(p.id, { ts, value, text });
+    return true;
+  }
+
+  private async loadLastStored(points: ReadonlyMap<number, DataPointRecord>): Promise<void> {
+    for (const p of points.values()) {
+      const type = p.loggingProperties.loggingType;
+      if ((type !== 'ON_CHANGE' && type !== 'ON_TS_CHANGE') || this.lastStored.has(p.id)) continue;
+      const newest = await this.ports.newestStored(p.id);
+      if (newest && !this.lastStored.has(p.id)) this.lastStored.set(p.id, { ts: newest.ts, value: newest.value ?? NaN, text: newest.text });
+    }
+  }
+
+  private async runTick(now: number): Promise<void> {
+    try {
+      const made: IntervalRow[] = [];
+      for (const id of [...this.interval.pending.keys()]) {
+        if (this.interval.isStale(id)) this.interval.refresh(id, await this.ports.point(id), now, made);
+      }
+      this.interval.tick(now, made);
+      if (made.length > 0) await this.ports.store(select(emptyBatch(0), new Uint8Array(0), 0, made));
+      if (this.states && now - this.lastSave >= SAVE_EVERY_MS) await this.save(now);
+    } catch (err) {
+      this.onError(err);
+    }
+  }
+
+  private async save(now: number): Promise<void> {
+    this.lastSave = now;
+    this.interval.watchedUntil(now);
+    await this.states!.remove(this.interval.takeRemoved());
+    await this.states!.saveAll(this.interval.pending);
+  }
+}
+
+/** ON_CHANGE: NUMERIC by more than the tolerance, other types any difference. */
+function changed(p: DataPointRecord, tolerance: number, last: Last, value: number, text: string | null): boolean {
+  if (p.dataType === 'ALPHANUMERIC') return text !== last.text;
+  if (p.dataType === 'NUMERIC') return !(Math.abs(value - last.value) <= tolerance);
+  return value !== last.value;
+}
+
+function withoutExtremes(b: ValueBatch, points: ReadonlyMap<number, DataPointRecord>): ValueBatch {
+  const keep = new Uint8Array(b.length);
+  let kept = 0;
+  for (let i = 0; i < b.length; i++) {
+    const p = points.get(b.series[i]!)!;
+    const l = p.loggingProperties;
+    const v = b.value[i]!;
+    if (p.dataType === 'NUMERIC' && l.discardExtremeValues && (v < l.discardLowLimit || v > l.discardHighLimit)) continue;
+    keep[i] = 1;
+    kept++;
+  }
+  return kept === b.length ? b : select(b, keep, kept, []);
+}
+
+/** The kept rows of a batch, then the made ones. */
+function select(b: ValueBatch, keep: Uint8Array, kept: number, made: readonly IntervalRow[]): ValueBatch {
+  const out = emptyBatch(kept + made.length);
+  let n = 0;
+  for (let i = 0; i < b.length; i++) {
+    if (!keep[i]) continue;
+    out.series[n] = b.series[i]!;
+    out.ts[n] = b.ts[i]!;
+    out.value[n] = b.value[i]!;
+    if (b.text?.[i] != null) (out.text ??= new Array<string | null>(out.length).fill(null))[n] = b.text[i]!;
+    if (b.annotation?.[i] != null) (out.annotation ??= new Array<string | null>(out.length).fill(null))[n] = b.annotation[i]!;
+    n++;
+  }
+  for (const r of made) {
+    out.series[n] = r.series;
+    out.ts[n] = r.ts;
+    out.value[n] = r.value;
+    if (r.text !== null) (out.text ??= new Array<string | null>(out.length).fill(null))[n] = r.text;
+    n++;
+  }
+  return out;
+}
+
+function emptyBatch(n: number): ValueBatch {
+  return { length: n, series: new Int32Array(n), ts: new Float64Array(n), value: new Float64Array(n), text: null, annotation: null };
+}
