@@ -277,6 +277,74 @@ describe('web console (Chromium)', function () {
     }
   });
 
+  /** A second browser context logged in as `api` (its session cookies), on the console. */
+  async function consolePage(): Promise<{ ctx: BrowserContext; p: Page }> {
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const url = new URL(app.url);
+    await ctx.addCookies([...api.cookies].map(([name, value]) => ({ name, value, domain: url.hostname, path: '/' })));
+    const p = await ctx.newPage();
+    p.setDefaultTimeout(20_000);
+    p.on('pageerror', (err) => pageErrors.push(err.message));
+    p.on('console', (msg) => {
+      if (/Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
+    });
+    await p.goto(app.url + '/');
+    return { ctx, p };
+  }
+
+  it("edits a point's logging and retention settings, showing the field messages of a refusal", async () => {
+    const ds = await api.post<{ xid: string }>('/rest/latest/data-sources', { name: 'Settings device', modelType: 'VIRTUAL', enabled: false });
+    assert.equal(ds.status, 201, ds.text);
+    const dp = await api.post<{ xid: string }>('/rest/latest/data-points', { name: 'Tank level', dataSourceXid: ds.body.xid, pointLocator: { dataType: 'NUMERIC', changeType: 'SINE' } });
+    assert.equal(dp.status, 201, dp.text);
+    const { ctx, p } = await consolePage();
+    try {
+      await p.getByRole('button', { name: 'Settings of Tank level' }).click();
+      const form = p.locator('#settings-form');
+      await p.locator('#settings-point').filter({ hasText: 'Tank level' }).waitFor();
+      assert.equal(await form.getByLabel('Logging type').inputValue(), 'ON_CHANGE');
+      assert.equal(await form.getByLabel('Interval unit').isVisible(), false, 'interval fields only for INTERVAL');
+      await form.getByLabel('Logging type').selectOption('INTERVAL');
+      await form.getByLabel('Interval', { exact: true }).fill('5');
+      await form.getByLabel('Interval unit').selectOption('MINUTES');
+      await form.getByLabel('Value per interval').selectOption('AVERAGE');
+      await form.getByLabel('Discard extreme values').check();
+      await form.getByLabel('Discard below').fill('0');
+      await form.getByLabel('Discard above').fill('100');
+      await form.getByLabel('Own retention period').check();
+      await form.getByLabel('Keep history for').fill('30');
+      await form.getByLabel('Retention unit').selectOption('DAYS');
+      await form.getByRole('button', { name: 'Save settings' }).click();
+      await p.locator('#settings-status').filter({ hasText: 'Saved the settings of Tank level' }).waitFor();
+      const saved = await api.get<Record<string, unknown>>(`/rest/latest/data-points/${dp.body.xid}`);
+      assert.deepEqual(saved.body.loggingProperties, {
+        loggingType: 'INTERVAL',
+        tolerance: 0,
+        intervalLoggingPeriod: { periods: 5, type: 'MINUTES' },
+        intervalLoggingType: 'AVERAGE',
+        discardExtremeValues: true,
+        discardLowLimit: 0,
+        discardHighLimit: 100,
+      });
+      assert.equal(saved.body.purgeOverride, true);
+      assert.deepEqual(saved.body.purgePeriod, { periods: 30, type: 'DAYS' });
+
+      // A refusal names the field, in the list under the form; nothing is saved.
+      await form.getByLabel('Discard below').fill('50');
+      await form.getByLabel('Discard above').fill('10');
+      await form.getByRole('button', { name: 'Save settings' }).click();
+      await p.locator('#settings-messages li').filter({ hasText: 'loggingProperties.discardHighLimit must be greater than discardLowLimit' }).waitFor();
+      assert.equal(await p.locator('#settings-status').getAttribute('data-kind'), 'error');
+      const unchanged = await api.get<{ loggingProperties: { discardLowLimit: number } }>(`/rest/latest/data-points/${dp.body.xid}`);
+      assert.equal(unchanged.body.loggingProperties.discardLowLimit, 0);
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await p.locator('#settings-panel').screenshot({ path: join(ARTIFACTS, 'console-point-settings.png') });
+    } finally {
+      await ctx.close();
+    }
+    assert.deepEqual(cspViolations, [], 'no Content-Security-Policy violations');
+  });
+
   it('renders Swagger UI under its Content-Security-Policy, never framed, and "Try it out" calls the API', async () => {
     const res = await fetch(app.url + '/swagger-ui/');
     const csp = res.headers.get('content-security-policy') ?? '';

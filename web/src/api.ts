@@ -57,6 +57,24 @@ export interface DataPoint {
   dataSourceXid: string;
   unit?: string;
   pointLocator: { dataType: string; changeType?: string };
+  loggingProperties: LoggingProperties;
+  purgeOverride: boolean;
+  purgePeriod: Period;
+}
+
+export interface Period {
+  periods: number;
+  type: string;
+}
+
+export interface LoggingProperties {
+  loggingType: string;
+  tolerance: number;
+  intervalLoggingPeriod: Period;
+  intervalLoggingType: string;
+  discardExtremeValues: boolean;
+  discardLowLimit: number;
+  discardHighLimit: number;
 }
 
 export interface AlarmEvent {

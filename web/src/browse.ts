@@ -1,7 +1,9 @@
 // Data sources and points: lists filtered by RQL, and minimal forms to create a VIRTUAL source and
-// a NUMERIC point on it. A point row's "Trend" button (or the selected rows) opens the trend view.
+// a NUMERIC point on it. A point row's "Trend" button (or the selected rows) opens the trend view;
+// its "Settings" button the logging and retention form (point-settings.ts).
 import { get, post, put, rqlQuery, type DataPoint, type DataSource, type List } from './api.js';
 import { byId, field, h, say, sayError } from './dom.js';
+import { pointSettings } from './point-settings.js';
 
 export interface BrowseView {
   refresh(): Promise<void>;
@@ -19,6 +21,7 @@ export function browseView(openTrend: (xids: string[]) => void): BrowseView {
   const sourceFormStatus = byId('source-form-status');
   const pointFormStatus = byId('point-form-status');
   const pointSourceSelect = pointForm.elements.namedItem('dataSourceXid') as HTMLSelectElement;
+  const settings = pointSettings(() => void loadPoints());
 
   async function loadSources(): Promise<void> {
     try {
@@ -85,7 +88,13 @@ export function browseView(openTrend: (xids: string[]) => void): BrowseView {
       h('td', {}, dp.pointLocator.dataType),
       h('td', {}, dp.dataSourceXid),
       h('td', {}, dp.enabled ? 'yes' : 'no'),
-      h('td', {}, h('button', { type: 'button', onclick: () => openTrend([dp.xid]) }, 'Trend', h('span', { class: 'sr-only' }, ` of ${dp.name}`))),
+      h(
+        'td',
+        {},
+        h('button', { type: 'button', onclick: () => openTrend([dp.xid]) }, 'Trend', h('span', { class: 'sr-only' }, ` of ${dp.name}`)),
+        ' ',
+        h('button', { type: 'button', onclick: () => void settings.open(dp.xid) }, 'Settings', h('span', { class: 'sr-only' }, ` of ${dp.name}`)),
+      ),
     );
   }
 

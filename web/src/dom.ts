@@ -57,3 +57,16 @@ export function field(form: HTMLFormElement, name: string): string {
   if (control instanceof HTMLInputElement || control instanceof HTMLSelectElement || control instanceof HTMLTextAreaElement) return control.value;
   throw new Error(`form has no control ${name}`);
 }
+
+/** The field messages of a validation failure as a list (emptied for anything else). */
+export function showMessages(list: HTMLElement, err: unknown): void {
+  const messages = err instanceof ApiError ? err.messages : [];
+  list.replaceChildren(...messages.map((m) => h('li', {}, h('code', {}, m.property || '(body)'), ` ${m.message}`)));
+}
+
+/** A refusal: with field messages, the status line says so and the list names each field; else the error's message. */
+export function sayRefused(status: HTMLElement, list: HTMLElement, err: unknown, what: string): void {
+  showMessages(list, err);
+  if (err instanceof ApiError && err.messages.length > 0) say(status, `${what}: ${err.messages.length === 1 ? 'one problem' : `${err.messages.length} problems`} below`, 'error');
+  else sayError(status, err);
+}

@@ -1,5 +1,5 @@
-// The console's entry point: log in (or find the session still valid), then three views — data
-// sources and points, trend, alarms — switched by the buttons in the header. Log out ends the
+// The console's entry point: log in (or find the session still valid), then the views — data
+// sources and points, trend, alarms, configuration (superadmin) — switched by the buttons in the header. Log out ends the
 // session and stops the live sockets.
 import 'uplot/dist/uPlot.min.css';
 import '../console.css';
@@ -8,9 +8,10 @@ import { alarmsView } from './alarms.js';
 import { browseView } from './browse.js';
 import { byId, field, say, sayError } from './dom.js';
 import { trendView } from './trend.js';
+import { configurationView } from './configuration.js';
 
-type ViewName = 'data' | 'trend' | 'alarms';
-const VIEWS: ViewName[] = ['data', 'trend', 'alarms'];
+type ViewName = 'data' | 'trend' | 'alarms' | 'config';
+const VIEWS: ViewName[] = ['data', 'trend', 'alarms', 'config'];
 
 function start(): void {
   const nav = byId('nav');
@@ -21,6 +22,7 @@ function start(): void {
 
   const trend = trendView();
   const alarms = alarmsView();
+  configurationView();
   const browse = browseView((xids) => {
     showView('trend');
     trend.show(xids);
@@ -39,6 +41,7 @@ function start(): void {
     nav.hidden = false;
     who.hidden = false;
     byId('username').textContent = user.name ? `${user.name} (${user.username})` : user.username;
+    byId('config-nav').hidden = !user.permissions.includes('superadmin'); // export and import are the superadmin's
     showView('data');
     void browse.refresh();
     alarms.start();
