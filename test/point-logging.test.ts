@@ -273,7 +273,7 @@ describe('point logging properties', function () {
       assert.ok(Math.abs((rows[1]!.value as number) - expected) < 1e-9, `${String(rows[1]!.value)} vs ${expected}`);
     });
 
-    it('on a virtual source: one value per period on the clock, each period once, also across a restart', async function () {
+    it('on a virtual source: one value per period on the clock, each period once, also across a restart of the service and of the source', async function () {
       this.timeout(60_000);
       const src = `log-virtual-${++seq}`;
       let res = await admin.post(DS, { xid: src, name: src, modelType: 'VIRTUAL', enabled: true, updatePeriods: 200, updatePeriodType: 'MILLISECONDS' });
@@ -291,6 +291,10 @@ describe('point logging properties', function () {
       admin = await loggedIn(app.url, 'admin', 'admin');
       const restarted = Date.now();
       await eventually('two periods after the restart', async () => ((await stored(xid, restarted)).length >= 2 ? true : undefined));
+      // The source restarted (disabled and enabled again): its point's periods go on.
+      for (const enabled of [false, true]) assert.equal((await admin.put(`${DS}/enable-disable/${src}`, { enabled })).status, 200);
+      const resumed = Date.now();
+      await eventually('two periods after the source restarted', async () => ((await stored(xid, resumed)).length >= 2 ? true : undefined));
       const rows = await stored(xid, started - 1000);
       const stamps = rows.map((r) => r.timestamp);
       assert.ok(stamps.every((t) => t % 1000 === 0), `stamped with period starts: ${stamps.join(', ')}`);

@@ -63,6 +63,12 @@ describe('data source runtime: devices over HTTP', function () {
     return res.body[0];
   }
 
+  async function storedValues(xid: string, from: number): Promise<RawValue[]> {
+    const res = await admin.get<RawValue[]>(`${PV}/single/${xid}?from=${from}&to=${Date.now() + 60_000}`);
+    assert.equal(res.status, 200, res.text);
+    return res.body;
+  }
+
   async function sourceEvents(xid: string): Promise<{ items: EventView[]; total: number }> {
     const res = await admin.get<{ items: EventView[]; total: number }>(`/rest/latest/events?eq(dataSourceXid,${xid})`);
     assert.equal(res.status, 200, res.text);
@@ -113,6 +119,24 @@ describe('data source runtime: devices over HTTP', function () {
     it('polls the register into the point (raw × multiplier)', async () => {
       await eventually('123.4 from the device', async () => ((await latestValue(point))?.value === 123.4 ? true : undefined));
       assert.equal((await sourceState(source, 'RUNNING')).state, 'RUNNING');
+    });
+
+    it('stores polled values by the point\'s logging: ON_CHANGE keeps one of a steady register, ALL keeps every poll', async () => {
+      device.setWords(1, [777]);
+      const onChange = await create(DP, { xid: unique('mbp-'), name: 'steady', dataSourceXid: source, pointLocator: { dataType: 'NUMERIC', offset: 1, registerType: 'HOLDING' } });
+      const all = await create(DP, {
+        xid: unique('mbp-'),
+        name: 'steady, all',
+        dataSourceXid: source,
+        pointLocator: { dataType: 'NUMERIC', offset: 1, registerType: 'HOLDING' },
+        loggingProperties: { loggingType: 'ALL' },
+      });
+      const from = Date.now() - 1000;
+      await eventually('five polls stored under ALL', async () => ((await storedValues(all, from)).length >= 5 ? true : undefined));
+      const kept = await storedValues(onChange, from);
+      assert.deepEqual(kept.map((v) => v.value), [777]);
+      const newest = await latestValue(onChange);
+      assert.ok(newest && newest.value === 777 && newest.timestamp > kept[0]!.timestamp, 'the latest poll is the latest value, though not stored');
     });
 
     it('writes a set value to the register before storing it', async () => {
@@ -205,6 +229,23 @@ describe('data source runtime: devices over HTTP', function () {
       assert.equal(res.status, 200, res.text);
       await eventually('the set value on the topic', async () => (seen.some((p) => JSON.parse(p).t === 19) ? true : undefined));
       assert.equal((await latestValue(point))?.value, 19);
+    });
+
+    it('stores published values by the point\'s logging: ON_CHANGE skips a repeat, NONE stores nothing but is the latest', async () => {
+      const topic = `dds-test/${unique('t')}/level`;
+      const source = await create(DS, { xid: unique('mq-'), name: 'broker', modelType: 'MQTT_CLIENT', enabled: true, brokerUrl: BROKER });
+      const onChange = await create(DP, { xid: unique('mqp-'), name: 'level', dataSourceXid: source, pointLocator: { dataType: 'NUMERIC', topic } });
+      const none = await create(DP, { xid: unique('mqp-'), name: 'level, none', dataSourceXid: source, pointLocator: { dataType: 'NUMERIC', topic }, loggingProperties: { loggingType: 'NONE' } });
+      await sourceState(source, 'RUNNING');
+      await eventually('the first value', async () => {
+        await client.publishAsync(topic, '5');
+        return (await latestValue(onChange))?.value === 5 ? true : undefined;
+      });
+      await client.publishAsync(topic, '5');
+      await client.publishAsync(topic, '6');
+      await eventually('6 from the broker', async () => ((await latestValue(onChange))?.value === 6 && (await latestValue(none))?.value === 6 ? true : undefined));
+      assert.deepEqual((await storedValues(onChange, 0)).map((v) => v.value), [5, 6]);
+      assert.deepEqual(await storedValues(none, 0), []);
     });
 
     it('reports ERROR with lastError for a broker that is not there', async () => {
