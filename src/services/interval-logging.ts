@@ -105,22 +105,31 @@ export class IntervalLogger {
   constructor(private readonly zone: string) {}
 
   /**
-   * The saved periods in progress. One still running goes on, the value in force counting again
-   * from now; one that ended while we were down is closed as far as it was watched.
+   * The saved periods in progress. One the clock was in that still runs goes on, the value in force
+   * counting again from now; one that ended while we were down is closed as far as it was watched.
    */
   restore(saved: ReadonlyMap<number, IntervalState>, now: number): void {
     for (const [id, s] of saved) {
       if (typeof s?.key !== 'string' || !Number.isFinite(s.start) || !Number.isFinite(s.end)) continue;
       this.states.set(id, s);
       this.stale.add(id); // its point's settings may have changed while we were down
+      if (!s.live) continue; // values stamped in the past: their timestamps close it, not the clock
       if (s.end <= now) this.interrupted.add(id);
       else s.since = Math.max(s.since, now);
     }
   }
 
-  /** Every period in progress was watched up to now (before they are saved). */
+  /**
+   * Every period in progress was watched up to now (before they are saved): the value in force is
+   * counted up to here, so a restart that resumes after now keeps it.
+   */
   watchedUntil(now: number): void {
-    for (const s of this.states.values()) s.observedUntil = Math.min(Math.max(s.observedUntil, now), s.end);
+    for (const s of this.states.values()) {
+      if (!s.live) continue;
+      const t = Math.min(Math.max(s.observedUntil, now), s.end);
+      if (s.hasCurrent) accrue(s, t, t);
+      s.observedUntil = t;
+    }
   }
 
   has(id: number): boolean {
