@@ -64,7 +64,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
     dataPointsRouter(s.dataPoints),
     eventDetectorsRouter(s.eventDetectors),
     eventsRouter(s.events),
-    pointValuesRouter(s.pointValues, config.pointValueReads),
+    pointValuesRouter(s.pointValues, s.retention, config.pointValueReads),
     jsonStoreRouter(s.jsonStore),
   ];
   for (const router of resources) {

@@ -34,6 +34,7 @@ import { EventService } from './services/events.js';
 import { JsonStoreService } from './services/json-store.js';
 import { LoginThrottle } from './services/login-throttle.js';
 import { PointValueService } from './services/point-values.js';
+import { RetentionService } from './services/retention.js';
 import { SessionService } from './services/sessions.js';
 import { TokenService } from './services/tokens.js';
 import { UserService } from './services/users.js';
@@ -59,6 +60,8 @@ export interface Services {
   runtime: DataSourceRuntime;
   /** Events (alarms): raised by detectors and sources, listed and acknowledged through the API. */
   events: EventService;
+  /** Purges history by the points' retention, daily and on request. */
+  retention: RetentionService;
   /** JSON documents (dashboards, application state) with permissions. */
   jsonStore: JsonStoreService;
   /** Evaluates the event detectors of live points on every live value. */
@@ -105,6 +108,8 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
   });
   const pointValues = new PointValueService(valueStore, dataPoints, dataSources, config.values);
   await pointValues.startLogging(new IntervalLoggingRepository(db), (err) => log.warn({ err }, 'interval logging failed'));
+  const retention = new RetentionService({ points: dataPoints, store: valueStore, pointValues, settings, defaultRetention: config.historyRetention, validator, log });
+  retention.start();
   // Cached points must follow renames, permission changes and deletions (also of a whole source).
   dataPoints.onChange({ pointChanged: (p) => pointValues.forgetPoint(p) });
   dataSources.onChange({
@@ -192,10 +197,12 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     runtime,
     events,
     jsonStore,
+    retention,
     detectors,
     writes,
     cluster,
     async close() {
+      await retention.stop();
       await leader.stop();
       await runtime.stop();
       link.close();

@@ -66,6 +66,15 @@ export interface Config {
    * username's failed-login limit; 0 turns the exemption off.
    */
   loginKnownAddressDays: number;
+  /** HISTORY_RETENTION: how long values of points without a purge override are kept; undefined: forever. */
+  historyRetention: RetentionPeriod | undefined;
+}
+
+export const RETENTION_UNITS = ['DAYS', 'WEEKS', 'MONTHS', 'YEARS'] as const;
+/** A data point's purgePeriod shape: {"periods": 2, "type": "YEARS"}. */
+export interface RetentionPeriod {
+  periods: number;
+  type: (typeof RETENTION_UNITS)[number];
 }
 
 export interface PointValueReadLimits {
@@ -97,6 +106,19 @@ function positiveNumber(env: Env, name: string, fallback: number): number {
   const n = Number(raw);
   if (!Number.isFinite(n) || n <= 0) throw new ConfigError(`${name} must be a number greater than 0, got "${raw}"`);
   return n;
+}
+
+/** "2 YEARS", "90 days", "1 week": a count and a unit; unset or empty means keep forever. */
+function retention(env: Env, name: string): RetentionPeriod | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  const match = /^(\d{1,6})\s*([a-z]+?)s?$/i.exec(raw);
+  const type = match && `${match[2]!.toUpperCase()}S`;
+  const periods = match ? Number(match[1]) : 0;
+  if (!match || !(RETENTION_UNITS as readonly string[]).includes(type!) || periods < 1) {
+    throw new ConfigError(`${name} must be a count and a unit (DAYS, WEEKS, MONTHS or YEARS) such as "2 YEARS" or "90 DAYS", got "${raw}"`);
+  }
+  return { periods, type: type as RetentionPeriod['type'] };
 }
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {
@@ -265,5 +287,6 @@ export function loadConfig(env: Env = process.env): Config {
       user: bucket(env, 'RATE_LIMIT_USER', 1000, 500),
     },
     loginKnownAddressDays: integer(env, 'LOGIN_KNOWN_ADDRESS_DAYS', 30, 0, 3650),
+    historyRetention: retention(env, 'HISTORY_RETENTION'),
   };
 }

@@ -201,5 +201,23 @@ describe('loadConfig', () => {
     it('DATABASE_SCHEMA that is not a plain lower-case identifier', () => {
       assertRefused({ DATABASE_SCHEMA: 'x; drop table users' }, 'DATABASE_SCHEMA');
     });
+
+    it('HISTORY_RETENTION that is not a count and a unit of days to years', () => {
+      for (const value of ['forever', '0 DAYS', '2 HOURS', '2', 'YEARS', '-1 YEARS']) assertRefused({ HISTORY_RETENTION: value }, 'HISTORY_RETENTION');
+    });
+  });
+
+  describe('HISTORY_RETENTION', () => {
+    it('keeps history forever when unset or empty', () => {
+      assert.equal(loadConfig({}).historyRetention, undefined);
+      assert.equal(loadConfig({ HISTORY_RETENTION: ' ' }).historyRetention, undefined);
+    });
+
+    it('reads a count and a unit, in any case, singular or plural', () => {
+      assert.deepEqual(loadConfig({ HISTORY_RETENTION: '2 YEARS' }).historyRetention, { periods: 2, type: 'YEARS' });
+      assert.deepEqual(loadConfig({ HISTORY_RETENTION: '90 days' }).historyRetention, { periods: 90, type: 'DAYS' });
+      assert.deepEqual(loadConfig({ HISTORY_RETENTION: '1 week' }).historyRetention, { periods: 1, type: 'WEEKS' });
+      assert.deepEqual(loadConfig({ HISTORY_RETENTION: '6months' }).historyRetention, { periods: 6, type: 'MONTHS' });
+    });
   });
 });

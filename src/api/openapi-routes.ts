@@ -252,6 +252,18 @@ export const ROUTES: readonly RouteDoc[] = [
     success: [ok('Values written', json(ref('point-values-written')))],
     errors: [403],
   },
+  {
+    method: 'post',
+    path: `${API}/point-values/purge`,
+    tag: 'Point values',
+    summary: 'Purge old values (superadmin)',
+    description:
+      'With `before`, deletes the listed points\' values (every point\'s when `xids` is absent) older than it; without it, applies the retention settings now. Caches and rollups agree with the remaining history afterwards. The purge also runs in the background at least daily.',
+    access: 'user',
+    body: { schema: 'point-values-purge', required: false },
+    success: [ok('Values deleted', json(ref('point-values-deleted')))],
+    errors: [403],
+  },
   { method: 'delete', path: `${API}/point-values/{xid}`, tag: 'Point values', summary: 'Delete values in a range', description: 'Needs edit permission on the point.', access: 'user', params: ['xid', 'deleteFrom', 'deleteTo'], success: [ok('Values deleted', json(ref('point-values-deleted')))], errors: [400, 403, 404] },
 
   // JSON store

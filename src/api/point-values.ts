@@ -17,6 +17,7 @@ import { parseInstant } from '../core/time.js';
 import { isTimeZone } from '../core/validation.js';
 import { apiStatistic, apiValue } from '../services/point-value-types.js';
 import { MAX_LATEST_LIMIT, type PointValueService } from '../services/point-values.js';
+import type { RetentionService } from '../services/retention.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import { PERIOD_TYPES, planPeriods, type PeriodPlan, type PeriodType } from '../store/values/periods.js';
 import { NUMERIC_ONLY, ROLLUPS, statisticOf, type Rollup, type RollupResult } from '../store/values/rollup.js';
@@ -283,7 +284,7 @@ async function* manyText(values: PointValueService, points: readonly DataPointRe
   yield '}';
 }
 
-export function pointValuesRouter(values: PointValueService, limits: PointValueReadLimits): Router<AppState> {
+export function pointValuesRouter(values: PointValueService, retention: RetentionService, limits: PointValueReadLimits): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/point-values' });
 
   router.get('/latest/:xid', async (ctx) => {
@@ -330,6 +331,10 @@ export function pointValuesRouter(values: PointValueService, limits: PointValueR
 
   router.put('/:xid', async (ctx) => {
     ctx.body = await values.set(caller(ctx).user, ctx.params.xid!, await readJson(ctx));
+  });
+
+  router.post('/purge', async (ctx) => {
+    ctx.body = { deleted: await retention.purgeRequest(caller(ctx).user, await readJson(ctx)) };
   });
 
   router.post('/', async (ctx) => {

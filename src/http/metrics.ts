@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import type { DataSourceService } from '../services/data-sources.js';
 import type { EventService } from '../services/events.js';
 import type { PointValueService } from '../services/point-values.js';
+import type { RetentionService } from '../services/retention.js';
 import type { TokenService } from '../services/tokens.js';
 import { httpMetrics, type HttpLabels } from './http-metrics.js';
 
@@ -28,6 +29,7 @@ export interface MetricsSources {
   dataSources: Pick<DataSourceService, 'all'>;
   events: Pick<EventService, 'list'>;
   tokens: Pick<TokenService, 'signatureVerifications'>;
+  retention: Pick<RetentionService, 'purgedValues' | 'lastPurge'>;
 }
 
 export class ServiceMetrics {
@@ -56,6 +58,24 @@ export class ServiceMetrics {
       collect() {
         this.inc(s.writes.values - counted);
         counted = s.writes.values;
+      },
+    });
+    let purged = 0;
+    new Counter({
+      name: 'dds_point_values_purged_total',
+      help: 'Point values deleted by retention purges and POST /point-values/purge since start',
+      registers,
+      collect() {
+        this.inc(s.retention.purgedValues - purged);
+        purged = s.retention.purgedValues;
+      },
+    });
+    new Gauge({
+      name: 'dds_history_last_purge_timestamp_seconds',
+      help: 'When the last retention purge ended (unix seconds; 0: none known yet)',
+      registers,
+      collect() {
+        this.set((s.retention.lastPurge ?? 0) / 1000);
       },
     });
     // Each costs ~1.3–2.7 ms of CPU: a client refused by a rate limit must not make it grow.

@@ -9,6 +9,7 @@ import {
   type DataType,
   type LoggingProperties,
   type Period,
+  type PointRetention,
 } from '../store/metadata/data-points.js';
 import type { DataSourceService } from './data-sources.js';
 import { assertPermission, hasPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
@@ -260,6 +261,11 @@ export class DataPointService {
 
   findById(id: number): Promise<DataPointRecord | undefined> {
     return this.repo.findOne('id', id);
+  }
+
+  /** Every point's retention settings, for the purge. */
+  retention(): Promise<PointRetention[]> {
+    return this.repo.retention();
   }
 
   /** Points of a source, for the runtime. */

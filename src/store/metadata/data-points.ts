@@ -69,7 +69,22 @@ export const dataPointResource: ResourceDef = {
   tiebreak: 't.id',
 };
 
+/** What retention needs of a point. */
+export interface PointRetention {
+  id: number;
+  xid: string;
+  purgeOverride: boolean;
+  purgePeriod: Period;
+}
+
 export class DataPointsRepository extends CrudRepository<DataPointRecord> {
+  /** Every point's retention settings (one small row each). */
+  async retention(): Promise<PointRetention[]> {
+    return this.db.query<PointRetention & Record<string, unknown>>(
+      'select id, xid, purge_override as "purgeOverride", purge_period as "purgePeriod" from data_points order by id',
+    );
+  }
+
   constructor(db: Queryable) {
     super(db, {
       table: 'data_points',

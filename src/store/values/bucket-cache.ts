@@ -62,6 +62,18 @@ export class BucketCachedStore implements PointValueStore {
     this.timeRange = inner.timeRange;
     this.appendConcurrency = inner.appendConcurrency;
     this.maxBuckets = Math.max(0, options.maxBuckets ?? DEFAULT_MAX_BUCKETS);
+    if (inner.dropBefore) {
+      const drop = inner.dropBefore.bind(inner);
+      // Every series may lose buckets: start afresh, also after (a read meanwhile may have cached some).
+      this.dropBefore = async (before) => {
+        this.clear();
+        try {
+          return await drop(before);
+        } finally {
+          this.clear();
+        }
+      };
+    }
   }
 
   /** Cached bucket aggregates over all series (for tests and diagnostics). */
@@ -93,6 +105,9 @@ export class BucketCachedStore implements PointValueStore {
     if (earliest) this.cut(earliest);
     else this.clear();
   }
+
+  /** Defined only where the inner store drops partitions (see the constructor). */
+  dropBefore?: (before: number) => Promise<number>;
 
   async compact(): Promise<void> {
     if (!this.inner.compact) return;

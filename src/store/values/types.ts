@@ -86,6 +86,12 @@ export interface PointValueStore {
   buckets(series: number, from: number, to: number): Promise<BucketAggregate[]>;
   /** Deletes values with from <= ts < to; returns how many. */
   delete(series: number, from: number, to: number): Promise<number>;
+  /**
+   * Drops, for every series at once, whole time partitions that hold only values before `before`
+   * (with their hourly aggregates); returns how many values went. Absent where the engine has no
+   * such partitions: retention then deletes series by series (purge.ts).
+   */
+  dropBefore?(before: number): Promise<number>;
   /** Rewrites storage for read speed (DuckDB: sorted by series and time); absent where the engine needs none. */
   compact?(): Promise<void>;
   /**

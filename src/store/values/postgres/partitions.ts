@@ -65,3 +65,11 @@ export function createPartitionSql(table: string, month: MonthIndex): string {
   if (!Number.isSafeInteger(from) || !Number.isSafeInteger(to)) throw new RangeError(`no partition bounds for month ${month}`);
   return `CREATE TABLE IF NOT EXISTS ${partitionName(table, month)} PARTITION OF ${table} FOR VALUES FROM (${from}) TO (${to})`;
 }
+
+/** The month of a partition name made by partitionName, or undefined for any other name. */
+export function monthOfPartition(table: string, name: string): MonthIndex | undefined {
+  const match = new RegExp(`^${table}_([pn])(\\d{4,})(\\d\\d)$`).exec(name);
+  if (!match) return undefined;
+  const year = Number(match[2]) * (match[1] === 'n' ? -1 : 1);
+  return year * 12 + Number(match[3]) - 1;
+}

@@ -87,6 +87,8 @@ export const SQL = {
   deleteRange: `DELETE FROM ${RAW} WHERE series = $1 AND ts >= $2 AND ts < $3`,
   /** Buckets wholly inside a deleted range: nothing of them is left. */
   deleteInnerBuckets: `DELETE FROM ${HOURLY} WHERE series = $1 AND bucket > $2 AND bucket < $3`,
+  /** The hourly rows of every series in [$1, $2) (hour indexes): a dropped month's. */
+  deleteBucketsBetween: `DELETE FROM ${HOURLY} WHERE bucket >= $1 AND bucket < $2`,
   /** The month partitions that exist, by name. */
   partitions: `SELECT c.relname AS name FROM pg_inherits AS i JOIN pg_class AS c ON c.oid = i.inhrelid
                WHERE i.inhparent = '${RAW}'::regclass`,

@@ -12,7 +12,7 @@ import { MAX_TS, sortRows, validate, type SortedRows } from '../sort.js';
 import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue, type ValueBatch } from '../types.js';
 import { concatBatches } from '../write-buffer.js';
 import { copyIn, encodeBinaryCopy } from './copy.js';
-import { createPartitionSql, monthOf, monthsOf, partitionName, type MonthIndex } from './partitions.js';
+import { createPartitionSql, monthOf, monthOfPartition, monthsOf, monthStart, partitionName, type MonthIndex } from './partitions.js';
 import { CREATE_STAGE, RAW, SQL, type HourlyRow, type ValueRow } from './sql.js';
 
 export interface PostgresStoreOptions {
@@ -268,6 +268,33 @@ export class PostgresStore implements PointValueStore {
       await c.query(SQL.recompute, [edges.map(() => series), edges]);
       return count;
     });
+  }
+
+  /**
+   * Drops the month partitions that end by `before` (their values are older than it for every
+   * series), one transaction each, with their hourly rows; returns how many values went.
+   */
+  async dropBefore(before: number): Promise<number> {
+    const months = [...this.partitions]
+      .map((name) => monthOfPartition(RAW, name))
+      .filter((m): m is MonthIndex => m !== undefined && monthStart(m + 1) <= before)
+      .sort((a, b) => a - b);
+    let dropped = 0;
+    for (const m of months) dropped += await this.dropMonth(m);
+    return dropped;
+  }
+
+  private async dropMonth(m: MonthIndex): Promise<number> {
+    const name = partitionName(RAW, m);
+    const count = await this.transaction(async (c) => {
+      await c.query(SQL.lockPartitions, [this.partitionLockKey]);
+      const { rows } = await c.query<{ n: string }>(`SELECT count(*) AS n FROM "${name}"`);
+      await c.query(`DROP TABLE IF EXISTS "${name}"`);
+      await c.query(SQL.deleteBucketsBetween, [monthStart(m) / BUCKET_MS, monthStart(m + 1) / BUCKET_MS]);
+      return Number(rows[0]?.n ?? 0);
+    });
+    this.partitions.delete(name);
+    return count;
   }
 
   // ---- reads: the pool ----

@@ -1,0 +1,158 @@
+// Retention (API-DECISIONS "Logging, retention, configuration"): each point keeps its values for its
+// purgePeriod when purgeOverride is set, else for HISTORY_RETENTION (unset: forever). A purge runs in the
+// background at least daily (and at start-up when the last one is a day old or never ran), and on
+// demand (POST /point-values/purge). Whole time partitions go at once where the engine has them and
+// every point allows it; the rest is deleted series by series in slices (store/values/purge.ts).
+// Afterwards the caches (latest values, hourly buckets) and the other instances are told.
+import { DateTime } from 'luxon';
+import type { Logger } from 'pino';
+import type { RetentionPeriod } from '../config.js';
+import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
+import { parseInstant } from '../core/time.js';
+import type { Validator } from '../core/validation.js';
+import type { Period } from '../store/metadata/data-points.js';
+import type { SettingsRepository } from '../store/metadata/settings.js';
+import { purgeSeries } from '../store/values/purge.js';
+import type { PointValueStore } from '../store/values/types.js';
+import type { DataPointService } from './data-points.js';
+import { assertSuperadmin, type Principal } from './permissions.js';
+import type { PointValueService } from './point-values.js';
+
+const DAY_MS = 86_400_000;
+const LAST_PURGE_KEY = 'retention.lastPurge';
+/** How often the schedule looks whether a day has passed since the last purge. */
+const CHECK_EVERY_MS = 60 * 60_000;
+/** The look at start-up waits this long, so start-up itself stays quick. */
+const FIRST_CHECK_MS = 5_000;
+
+const UNIT: Record<string, 'days' | 'weeks' | 'months' | 'years'> = { DAYS: 'days', WEEKS: 'weeks', MONTHS: 'months', YEARS: 'years' };
+
+/** now − period, by the UTC calendar (a month back from 31 March is 28 or 29 February). */
+export function cutoffOf(period: Period, now: number): number {
+  const unit = UNIT[period.type];
+  if (!unit) throw new RangeError(`Unknown retention unit ${period.type}`);
+  return DateTime.fromMillis(now, { zone: 'utc' }).minus({ [unit]: period.periods }).toMillis();
+}
+
+export interface RetentionDeps {
+  points: Pick<DataPointService, 'retention'>;
+  store: PointValueStore;
+  pointValues: Pick<PointValueService, 'forgetDeleted'>;
+  settings: SettingsRepository;
+  defaultRetention: RetentionPeriod | undefined;
+  validator: Validator;
+  log: Logger;
+}
+
+export class RetentionService {
+  /** Values purged since start (metrics). */
+  purgedValues = 0;
+  /** When the last purge ended (epoch ms), known after the first look at the settings. */
+  lastPurge: number | undefined;
+  private running: Promise<unknown> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly deps: RetentionDeps) {}
+
+  /** Applies every point's retention now; returns how many values went. */
+  applyRetention(now = Date.now()): Promise<number> {
+    return this.serialised(async () => {
+      const cutoffs = new Map<number, number>();
+      const points = await this.deps.points.retention();
+      for (const p of points) {
+        const period = p.purgeOverride ? p.purgePeriod : this.deps.defaultRetention;
+        if (period) cutoffs.set(p.id, cutoffOf(period, now));
+      }
+      const deleted = await this.purge(cutoffs, points.length > 0 && cutoffs.size === points.length);
+      await this.recordPurge(now);
+      return deleted;
+    });
+  }
+
+  /** POST /point-values/purge: superadmin; `before` deletes the listed points' (every point's) older values, else retention applies now. */
+  async purgeRequest(user: Principal, body: unknown): Promise<number> {
+    assertSuperadmin(user);
+    const { xids, before } = checkBody(this.deps.validator, body);
+    if (before === undefined) {
+      if (xids !== undefined) throw DomainError.invalid('before', 'is required when xids are given');
+      return this.applyRetention();
+    }
+    return this.serialised(async () => {
+      const points = await this.deps.points.retention();
+      const byXid = new Map(points.map((p) => [p.xid, p.id]));
+      const problems: ValidationMessage[] = [];
+      xids?.forEach((xid, i) => {
+        if (!byXid.has(xid)) problems.push(validationMessage(`xids[${i}]`, 'Data point not found'));
+      });
+      if (problems.length > 0) throw DomainError.validation(problems);
+      const ids = xids === undefined ? points.map((p) => p.id) : xids.map((x) => byXid.get(x)!);
+      return this.purge(new Map(ids.map((id) => [id, before])), xids === undefined);
+    });
+  }
+
+  /** Purges at start-up when overdue, then whenever a day has passed since the last purge. */
+  start(): void {
+    const check = () => void this.purgeIfDue().catch((err: unknown) => this.deps.log.warn({ err }, 'history purge failed'));
+    this.timer = setTimeout(() => {
+      check();
+      this.timer = setInterval(check, CHECK_EVERY_MS);
+      this.timer.unref();
+    }, FIRST_CHECK_MS);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    clearInterval(this.timer);
+    await this.running.catch(() => undefined);
+  }
+
+  async purgeIfDue(now = Date.now()): Promise<number> {
+    this.lastPurge ??= await this.deps.settings.get<number>(LAST_PURGE_KEY);
+    if (this.lastPurge !== undefined && now - this.lastPurge < DAY_MS) return 0;
+    const deleted = await this.applyRetention(now);
+    this.deps.log.info({ deleted, ms: Date.now() - now }, 'history purged');
+    return deleted;
+  }
+
+  /**
+   * Deletes each series' values before its cutoff. With `everySeries` (every point has one) the
+   * engine may first drop whole partitions older than the earliest cutoff.
+   */
+  private async purge(cutoffs: ReadonlyMap<number, number>, everySeries: boolean): Promise<number> {
+    const touched = new Map<number, number>();
+    let deleted = 0;
+    try {
+      if (everySeries && cutoffs.size > 0 && this.deps.store.dropBefore) {
+        const dropped = await this.deps.store.dropBefore(Math.min(...cutoffs.values()));
+        if (dropped > 0) for (const id of cutoffs.keys()) touched.set(id, -Infinity);
+        deleted += dropped;
+      }
+      deleted += await purgeSeries(this.deps.store, cutoffs, (series) => touched.set(series, -Infinity));
+    } finally {
+      if (touched.size > 0) this.deps.pointValues.forgetDeleted(touched);
+      this.purgedValues += deleted;
+    }
+    return deleted;
+  }
+
+  private async recordPurge(now: number): Promise<void> {
+    this.lastPurge = now;
+    await this.deps.settings.put(LAST_PURGE_KEY, now);
+  }
+
+  /** One purge at a time (the schedule and requests): they would only race for the same rows. */
+  private serialised<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.running.then(fn, fn);
+    this.running = next.catch(() => undefined);
+    return next;
+  }
+}
+
+/** The body {"xids"?: [...], "before"?: ms or ISO 8601}: the schema, then the instant. */
+function checkBody(validator: Validator, body: unknown): { xids: string[] | undefined; before: number | undefined } {
+  const { xids, before } = validator.validate<{ xids?: string[]; before?: number | string }>('point-values-purge', body ?? {});
+  const at = before === undefined ? undefined : parseInstant(before);
+  if (before !== undefined && at === undefined) throw DomainError.invalid('before', 'must be epoch milliseconds or an ISO 8601 date with offset');
+  return { xids, before: at };
+}
