@@ -12,6 +12,7 @@ import { dataSourcesRouter } from './api/data-sources.js';
 import { eventDetectorsRouter } from './api/event-detectors.js';
 import { eventsRouter } from './api/events.js';
 import { jsonStoreRouter } from './api/json-store.js';
+import { configurationRouter } from './api/configuration.js';
 import { pointValuesRouter } from './api/point-values.js';
 import { healthRouter } from './api/health.js';
 import { loginRouter } from './api/login.js';
@@ -66,6 +67,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
     eventsRouter(s.events),
     pointValuesRouter(s.pointValues, s.retention, config.pointValueReads),
     jsonStoreRouter(s.jsonStore),
+    configurationRouter(s.configuration),
   ];
   for (const router of resources) {
     api.use(router.routes());

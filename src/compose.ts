@@ -35,6 +35,7 @@ import { JsonStoreService } from './services/json-store.js';
 import { LoginThrottle } from './services/login-throttle.js';
 import { PointValueService } from './services/point-values.js';
 import { RetentionService } from './services/retention.js';
+import { ConfigurationService } from './services/configuration.js';
 import { SessionService } from './services/sessions.js';
 import { TokenService } from './services/tokens.js';
 import { UserService } from './services/users.js';
@@ -60,6 +61,8 @@ export interface Services {
   runtime: DataSourceRuntime;
   /** Events (alarms): raised by detectors and sources, listed and acknowledged through the API. */
   events: EventService;
+  /** Export and import of the whole configuration (superadmin). */
+  configuration: ConfigurationService;
   /** Purges history by the points' retention, daily and on request. */
   retention: RetentionService;
   /** JSON documents (dashboards, application state) with permissions. */
@@ -197,6 +200,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     runtime,
     events,
     jsonStore,
+    configuration: new ConfigurationService({ db, validator, sources: dataSources, points: dataPoints, detectors: eventDetectors, users, jsonStore }),
     retention,
     detectors,
     writes,

@@ -6,7 +6,8 @@
 // A screenshot of the chart goes to test/artifacts/console-trend.png.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -343,6 +344,45 @@ describe('web console (Chromium)', function () {
       await ctx.close();
     }
     assert.deepEqual(cspViolations, [], 'no Content-Security-Policy violations');
+  });
+
+  it('exports the configuration as a file and imports one, listing the problems of a refused document', async () => {
+    const { ctx, p } = await consolePage();
+    try {
+      await p.locator('#nav').getByRole('button', { name: 'Configuration' }).click();
+      const [download] = await Promise.all([p.waitForEvent('download'), p.locator('#export-form').getByRole('button', { name: 'Export' }).click()]);
+      assert.match(download.suggestedFilename(), /^configuration-.*\.json$/);
+      const file = await download.path();
+      const doc = JSON.parse(readFileSync(file, 'utf8')) as Record<string, { xid?: string; username?: string }[]>;
+      assert.ok(doc.dataPoints!.some((d) => d.xid !== undefined), 'the points are in the file');
+      assert.ok(doc.users!.some((u) => u.username === 'admin'));
+      await p.locator('#export-status').filter({ hasText: /Exported \d+ dataSources/ }).waitFor();
+
+      const dir = mkdtempSync(join(tmpdir(), 'dds-console-'));
+      const bad = join(dir, 'bad.json');
+      writeFileSync(bad, JSON.stringify({ dataPoints: [{ xid: 'ui-orphan', name: 'Orphan', dataSourceXid: 'no-such-source', pointLocator: { dataType: 'NUMERIC' } }] }));
+      const form = p.locator('#import-form');
+      await form.getByLabel('Configuration file (JSON)').setInputFiles(bad);
+      await form.getByRole('button', { name: 'Import' }).click();
+      await p.locator('#import-messages li').filter({ hasText: 'dataPoints[0].dataSourceXid' }).waitFor();
+      assert.equal(await p.locator('#import-status').getAttribute('data-kind'), 'error');
+      await p.locator('#import-status').filter({ hasText: 'Nothing imported' }).waitFor();
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await p.locator('#config-view').screenshot({ path: join(ARTIFACTS, 'console-configuration.png') });
+
+      const good = join(dir, 'good.json');
+      writeFileSync(good, JSON.stringify({ dataSources: [{ xid: 'ui-imported', name: 'From a file', modelType: 'VIRTUAL', enabled: false }] }));
+      await form.getByLabel('Configuration file (JSON)').setInputFiles(good);
+      await form.getByRole('button', { name: 'Import' }).click();
+      await p.locator('#import-status').filter({ hasText: 'Imported good.json: 1 created, 0 updated' }).waitFor();
+      assert.equal(await p.locator('#import-messages li').count(), 0);
+      const source = await api.get<{ name: string }>('/rest/latest/data-sources/ui-imported');
+      assert.equal(source.body.name, 'From a file');
+    } finally {
+      await ctx.close();
+    }
+    assert.deepEqual(cspViolations, [], 'no Content-Security-Policy violations');
+    assert.deepEqual(pageErrors, [], 'no uncaught errors in the page');
   });
 
   it('renders Swagger UI under its Content-Security-Policy, never framed, and "Try it out" calls the API', async () => {

@@ -33,7 +33,8 @@ export type ParamName =
   | 'timezone'
   | 'truncate'
   | 'deleteFrom'
-  | 'deleteTo';
+  | 'deleteTo'
+  | 'include';
 
 /** Media type → schema of a response body. */
 export type Content = Record<string, JsonObject>;
@@ -250,6 +251,29 @@ export const ROUTES: readonly RouteDoc[] = [
     access: 'user',
     body: { schema: 'point-values-bulk', required: true },
     success: [ok('Values written', json(ref('point-values-written')))],
+    errors: [403],
+  },
+  {
+    method: 'get',
+    path: `${API}/configuration/export`,
+    tag: 'Configuration',
+    summary: 'Export the configuration (superadmin)',
+    description: 'Sources, points, detectors, users and JSON store items as one document, ordered by XID (users by username), without ids, runtime state, passwords or other secrets.',
+    access: 'user',
+    params: ['include'],
+    success: [ok('The configuration', json(ref('configuration')))],
+    errors: [400, 403],
+  },
+  {
+    method: 'post',
+    path: `${API}/configuration/import`,
+    tag: 'Configuration',
+    summary: 'Import a configuration (superadmin)',
+    description:
+      'Validated as a whole (422 naming e.g. dataPoints[3].pointLocator.offset; nothing written), then applied in one transaction, creating or replacing by XID (users by username; a new user needs password). Sources and points start or stop as their enabled says. Items equal to what is stored are left alone, so importing a document twice changes nothing.',
+    access: 'user',
+    body: { schema: 'configuration', required: true },
+    success: [ok('Counts', json(ref('configuration-imported')))],
     errors: [403],
   },
   {

@@ -224,6 +224,11 @@ export class DataPointService {
     for (const l of this.listeners) await l.pointChanged(point);
   }
 
+  /** A point saved by other means (a configuration import; the record as it was before): the listeners hear it. */
+  announceChanged(point: DataPointRecord): Promise<void> {
+    return this.changed(point);
+  }
+
   constructor(
     private readonly repo: DataPointsRepository,
     private readonly sources: DataSourceService,

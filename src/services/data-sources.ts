@@ -169,6 +169,12 @@ export class DataSourceService {
     return this.repo.setState(id, state, lastError);
   }
 
+  /** A source saved by other means (a configuration import): the listeners hear it as if saved here. */
+  async announceSaved(id: number): Promise<void> {
+    const saved = await this.repo.findOne('id', id);
+    if (saved) await this.notifySaved(saved);
+  }
+
   /** Tells the listeners (the runtime starts or stops it), then answers with the state that left. */
   private async notifySaved(saved: DataSourceRecord): Promise<DataSourceRecord> {
     await this.notify((l) => l.sourceSaved(saved));

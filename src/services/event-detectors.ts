@@ -181,6 +181,11 @@ export class EventDetectorService {
     return saved;
   }
 
+  /** A detector saved by other means (a configuration import): the listeners hear it as if saved here. */
+  async announceSaved(saved: EventDetectorRecord, before: EventDetectorRecord | undefined): Promise<void> {
+    for (const l of this.listeners) await (before ? l.detectorUpdated(saved, before) : l.detectorCreated(saved));
+  }
+
   async delete(user: Principal, xid: string): Promise<EventDetectorRecord> {
     const existing = await this.getForEdit(user, xid);
     await this.repo.delete(existing.id);

@@ -237,6 +237,21 @@ export class UserService {
     return updated;
   }
 
+  /**
+   * A user saved by other means (a configuration import): forgotten here and elsewhere; live
+   * connections and sessions hear what an update here would have told them.
+   */
+  async announceImported(saved: UserRecord, before: UserRecord | undefined): Promise<void> {
+    if (!before) return;
+    this.forget(before);
+    const changed = (key: (typeof CHANGE_ENDS_CONNECTIONS)[number]) =>
+      key === 'permissions' ? !sameRoles(before.permissions, saved.permissions) : before[key] !== saved[key];
+    if (CHANGE_ENDS_CONNECTIONS.some(changed)) this.emit(before.id, 'changed');
+    if (changed('passwordHash') || changed('permissions')) {
+      for (const l of this.listeners) await l.credentialsChanged(saved);
+    }
+  }
+
   async delete(actor: Actor, username: string): Promise<UserRecord> {
     assertSuperadmin(actor);
     const existing = await this.repo.findByUsername(username);
