@@ -8,8 +8,9 @@ import type { Benchmark } from './lib/benchmark.js';
 import { loginBench } from './login.js';
 import { modbus } from './modbus.js';
 import { requests } from './requests.js';
+import { retention } from './retention.js';
 import { rqlList } from './rql-list.js';
 import { startup } from './startup.js';
 import { websocketBench } from './websocket.js';
 
-export const benchmarks: readonly Benchmark[] = [startup, loginBench, requests, forgedTokenBench, rqlList, historian, bounded, modbus, websocketBench];
+export const benchmarks: readonly Benchmark[] = [startup, loginBench, requests, forgedTokenBench, rqlList, historian, retention, bounded, modbus, websocketBench];

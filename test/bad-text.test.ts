@@ -160,6 +160,11 @@ const VALID_BODIES: Record<string, BodyCase> = {
       { xid: 'sweep-dp', value: 'second', timestamp: '2024-01-01T00:01:00.000Z', annotation: 'imported too' },
     ],
   },
+  [`post ${API}/point-values/purge`]: { path: `${API}/point-values/purge`, body: { xids: ['sweep-dp'], before: '2000-01-01T00:00:00.000Z' } },
+  [`post ${API}/configuration/import`]: {
+    path: `${API}/configuration/import`,
+    body: { dataSources: [{ xid: 'sweep-cfg-ds', name: 'Imported', enabled: false, modelType: 'VIRTUAL', updatePeriods: 1, updatePeriodType: 'HOURS', readPermission: ['user'], editPermission: ['operators'] }] },
+  },
   [`post ${API}/json-store`]: {
     path: `${API}/json-store`,
     body: { xid: 'sweep-js-new', name: 'Layout', jsonData: { title: 'text', list: ['a', { k: 'v' }] }, readPermission: ['user'], editPermission: ['operators'] },

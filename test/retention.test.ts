@@ -21,7 +21,10 @@ interface RawValue {
   value: number;
 }
 
-const engines: { name: string; metadata: 'pglite' | 'postgresql'; env: Record<string, string> }[] = [{ name: 'DuckDB', metadata: 'pglite', env: {} }];
+// The first runs on the engine the suites run on (DuckDB, or TEST_VALUE_STORE's: QuestDB too).
+const engines: { name: string; metadata: 'pglite' | 'postgresql'; env: Record<string, string> }[] = [
+  { name: process.env.TEST_VALUE_STORE ?? 'DuckDB', metadata: 'pglite', env: {} },
+];
 if (testDatabaseUrl) engines.push({ name: 'PostgreSQL', metadata: 'postgresql', env: { VALUE_STORE: 'postgres' } });
 else console.log('  (retention on the PostgreSQL value engine skipped: set TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test to run it)');
 

@@ -9,8 +9,6 @@ import type { Actor } from '../services/users.js';
 
 /** A configuration of many thousand items still fits; anything larger is refused before it is read. */
 const IMPORT_LIMIT = 32 * MiB;
-// JSON store documents are kept exactly, as PUT /json-store keeps them.
-const VERBATIM: ReadonlySet<string> = new Set(['jsonData']);
 
 function actor(ctx: AppContext): Actor {
   const { user, sessionIdHash } = caller(ctx);
@@ -39,7 +37,7 @@ export function configurationRouter(configuration: ConfigurationService): Router
   });
 
   router.post('/import', async (ctx) => {
-    ctx.body = await configuration.import(actor(ctx), await readJson(ctx, { limit: IMPORT_LIMIT, verbatim: VERBATIM }));
+    ctx.body = await configuration.import(actor(ctx), await readJson(ctx, { limit: IMPORT_LIMIT }));
   });
 
   return router;
