@@ -8,6 +8,7 @@ import { assertError, assertValidation } from './helpers/assertions.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createUser, loggedIn, type ApiClient } from './helpers/client.js';
 import { testDatabaseUrl } from './helpers/engines.js';
+import { eventually } from './helpers/wait.js';
 
 const PV = '/rest/latest/point-values';
 const DP = '/rest/latest/data-points';
@@ -209,3 +210,31 @@ for (const engine of engines) {
     }
   });
 }
+
+describe('retention on its schedule', function () {
+  this.timeout(60_000);
+  let app: TestApp;
+  after(() => app?.stop());
+
+  it('purges by itself shortly after start-up when no purge ran for a day, then not again within the day', async () => {
+    app = await startTestApp('pglite', { HISTORY_RETENTION: '30 DAYS' });
+    const admin = await loggedIn(app.url, 'admin', 'admin');
+    assert.equal((await admin.post(DS, { xid: 'sched-src', name: 'Old', modelType: 'VIRTUAL', enabled: false })).status, 201);
+    assert.equal((await admin.post(DP, { xid: 'sched-p', name: 'Old', dataSourceXid: 'sched-src', pointLocator: { dataType: 'NUMERIC' } })).status, 201);
+    const old = Date.now() - 40 * DAY;
+    const values = (from: number) => Array.from({ length: 48 }, (_, i) => ({ xid: 'sched-p', timestamp: from + i * HOUR, value: i }));
+    assert.equal((await admin.post(PV, [...values(old), ...values(Date.now() - 2 * DAY)])).status, 200);
+    const count = async () => (await admin.get<unknown[]>(`${PV}/single/sched-p?from=0&to=${Date.now()}`)).body.length;
+    await eventually('the purge after start-up', async () => ((await count()) === 48 ? true : undefined), 20_000, 200);
+    const retention = app.service.services.retention;
+    assert.ok(retention.lastPurge !== undefined && retention.lastPurge > Date.now() - 60_000);
+    // Within the day nothing runs again, also not after a restart (the time is kept in the settings).
+    assert.equal((await admin.post(PV, values(old))).status, 200);
+    await app.restart();
+    assert.equal(await app.service.services.retention.purgeIfDue(), 0);
+    const again = await loggedIn(app.url, 'admin', 'admin');
+    assert.equal((await again.get<unknown[]>(`${PV}/single/sched-p?from=0&to=${Date.now()}`)).body.length, 96);
+    // A day later it does.
+    assert.equal(await app.service.services.retention.purgeIfDue(Date.now() + DAY + 1000), 48);
+  });
+});
