@@ -165,21 +165,22 @@ describe('point logging properties', function () {
       );
     });
 
-    it('drops extreme values altogether: not stored, not the latest, not live', async () => {
+    it('drops extreme values from a source altogether (not stored, not the latest, not live), and refuses them through PUT before the device', async () => {
       const xid = await createPoint('NUMERIC', { loggingProperties: { loggingType: 'ALL', discardExtremeValues: true, discardLowLimit: 0, discardHighLimit: 100 } });
+      const pointValues = app.service.services.pointValues;
+      const point = (await pointValues.point(xid))!;
       const live: unknown[] = [];
-      const unsubscribe = app.service.services.pointValues.bus.subscribe((e) => {
+      const unsubscribe = pointValues.bus.subscribe((e) => {
         if (e.xid === xid) live.push(e.value.value);
       });
       after(unsubscribe);
-      await put(xid, 50, t0);
-      await put(xid, 150, t0 + 1000);
-      await put(xid, -1, t0 + 2000);
-      await put(xid, 100, t0 + 3000);
+      for (const [i, value] of [50, 150, -1, 100, 1e9].entries()) await pointValues.acceptFromSource([{ point, value, ts: t0 + i * 1000 }]);
       assert.deepEqual((await stored(xid)).map((r) => r.value), [50, 100]);
-      await put(xid, 1e9, t0 + 4000);
       assert.deepEqual(await latest(xid), { timestamp: t0 + 3000, value: 100 });
       assert.deepEqual(live, [50, 100]);
+      const refused = await admin.put(`${PV}/${xid}`, { dataType: 'NUMERIC', value: 101 });
+      assertHasMessage(assertValidation(refused), 'value', /outside the point's discard limits/);
+      assert.deepEqual(await latest(xid), { timestamp: t0 + 3000, value: 100 });
     });
 
     it('POST /point-values (an import of history) stores what it is given, whatever the logging', async () => {

@@ -183,14 +183,17 @@ function changed(p: DataPointRecord, tolerance: number, last: Last, value: numbe
   return value !== last.value;
 }
 
+/** A NUMERIC value outside the limits of a point that discards extreme values. */
+export function isExtreme(p: DataPointRecord, v: number): boolean {
+  const l = p.loggingProperties;
+  return p.dataType === 'NUMERIC' && l.discardExtremeValues && (v < l.discardLowLimit || v > l.discardHighLimit);
+}
+
 function withoutExtremes(b: ValueBatch, points: ReadonlyMap<number, DataPointRecord>): ValueBatch {
   const keep = new Uint8Array(b.length);
   let kept = 0;
   for (let i = 0; i < b.length; i++) {
-    const p = points.get(b.series[i]!)!;
-    const l = p.loggingProperties;
-    const v = b.value[i]!;
-    if (p.dataType === 'NUMERIC' && l.discardExtremeValues && (v < l.discardLowLimit || v > l.discardHighLimit)) continue;
+    if (isExtreme(points.get(b.series[i]!)!, b.value[i]!)) continue;
     keep[i] = 1;
     kept++;
   }

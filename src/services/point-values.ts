@@ -16,7 +16,7 @@ import type { DataPointService } from './data-points.js';
 import type { DataSourceService } from './data-sources.js';
 import { LatestValueCache, storedAt } from './latest-cache.js';
 import type { IntervalStateStore } from './interval-logging.js';
-import { PointLogging } from './point-logging.js';
+import { isExtreme, PointLogging } from './point-logging.js';
 import { assertPermission, hasPermission, type Principal } from './permissions.js';
 import { apiValue, coerceValue, type StorableValue } from './point-value-types.js';
 
@@ -132,7 +132,7 @@ export class PointValueService {
   }
 
   private tellWritten(batch: ValueBatch): void {
-    if (this.writtenListeners.length === 0) return;
+    if (this.writtenListeners.length === 0 || batch.length === 0) return;
     const earliest = new Map<number, number>();
     for (let i = 0; i < batch.length; i++) {
       const s = batch.series[i]!;
@@ -268,6 +268,8 @@ export class PointValueService {
     if (typeof coerced === 'string') problems.push(validationMessage('value', coerced));
     if (problems.length > 0 || coerced === undefined || typeof coerced === 'string' || ts === undefined) throw DomainError.validation(problems);
 
+    // A value the point discards would be dropped after reaching the device: refuse it before.
+    if (isExtreme(point, coerced.value)) throw DomainError.invalid('value', `is outside the point's discard limits (discardLowLimit ${point.loggingProperties.discardLowLimit}, discardHighLimit ${point.loggingProperties.discardHighLimit})`);
     if (this.deviceWriter) await this.writeToDevice(point, coerced);
     const batch = emptyBatch(1);
     batch.series[0] = point.id;
