@@ -13,7 +13,7 @@ import type { DriverContext, DriverFactory, ProducedValue } from '../src/runtime
 import { createModbusDriver, modbusDriverFactory } from '../src/runtime/modbus.js';
 import { DEFAULT_PLAN } from '../src/runtime/modbus-codec.js';
 import type { DataPointRecord } from '../src/store/metadata/data-points.js';
-import { DEFAULT_POINT_SETTINGS } from '../src/services/data-points.js';
+import { DEFAULT_POINT_SETTINGS, NO_WARNING } from '../src/services/data-points.js';
 import type { DataSourceRecord } from '../src/store/metadata/data-sources.js';
 import type { Benchmark } from './lib/benchmark.js';
 import { progress } from './lib/benchmark.js';
@@ -82,6 +82,7 @@ function points(): DataPointRecord[] {
     editPermission: [],
     setPermission: [],
     ...DEFAULT_POINT_SETTINGS,
+    ...NO_WARNING,
   }));
 }
 
@@ -99,6 +100,8 @@ function source(port: number): DataSourceRecord {
     settings: { host: '127.0.0.1', port, unitId: 1, timeoutMs: 5_000, retries: 0 },
     state: 'RUNNING',
     lastError: null,
+    lastErrorTimestamp: null,
+    lastErrorCleared: false,
   };
 }
 
@@ -130,6 +133,7 @@ async function measure(factory: DriverFactory, seconds: number): Promise<PollRun
       return Promise.resolve();
     },
     fault: (message) => faults.push(message),
+    warn: (point, message) => faults.push(`${point.xid}: ${message}`),
     recovered: () => undefined,
     lastValue: () => Promise.resolve(undefined),
   };

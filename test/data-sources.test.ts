@@ -22,7 +22,7 @@ interface SourceBody {
 const DS = '/rest/latest/data-sources';
 const DP = '/rest/latest/data-points';
 const PASSWORD = 'secret-password-1';
-const COMMON_KEYS = ['editPermission', 'enabled', 'id', 'lastError', 'modelType', 'name', 'readPermission', 'state', 'updatePeriodType', 'updatePeriods', 'xid'];
+const COMMON_KEYS = ['editPermission', 'enabled', 'id', 'lastError', 'lastErrorCleared', 'lastErrorTimestamp', 'modelType', 'name', 'readPermission', 'state', 'updatePeriodType', 'updatePeriods', 'xid'];
 
 announceEngines();
 for (const engine of metadataEngines()) {
@@ -80,6 +80,8 @@ for (const engine of metadataEngines()) {
             editPermission: [],
             state: 'STOPPED',
             lastError: null,
+            lastErrorTimestamp: null,
+            lastErrorCleared: false,
           },
         );
         const fetched = await admin.get<SourceBody>(res.headers.get('location')!);

@@ -2,7 +2,7 @@
 // calendar units (DST included), and a period interrupted by a restart closed as far as it was watched.
 import assert from 'node:assert/strict';
 import { DateTime } from 'luxon';
-import { DEFAULT_POINT_SETTINGS } from '../src/services/data-points.js';
+import { DEFAULT_POINT_SETTINGS, NO_WARNING } from '../src/services/data-points.js';
 import { IntervalLogger, periodOf, type IntervalRow, type IntervalState } from '../src/services/interval-logging.js';
 import type { DataPointRecord } from '../src/store/metadata/data-points.js';
 
@@ -32,6 +32,7 @@ function point(intervalLoggingType: string, periods: number, type: string): Data
     editPermission: [],
     setPermission: [],
     ...DEFAULT_POINT_SETTINGS,
+    ...NO_WARNING,
     loggingProperties: {
       ...DEFAULT_POINT_SETTINGS.loggingProperties,
       loggingType: 'INTERVAL',

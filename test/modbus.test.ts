@@ -6,7 +6,7 @@ import type { DriverContext, ProducedValue, SourceDriver } from '../src/runtime/
 import { createModbusDriver } from '../src/runtime/modbus.js';
 import { encodeWrite, modbusLocator, planReads, rawFromWords, valueFromWords, type ModbusLocator } from '../src/runtime/modbus-codec.js';
 import type { DataPointRecord, DataType } from '../src/store/metadata/data-points.js';
-import { DEFAULT_POINT_SETTINGS } from '../src/services/data-points.js';
+import { DEFAULT_POINT_SETTINGS, NO_WARNING } from '../src/services/data-points.js';
 import type { DataSourceRecord } from '../src/store/metadata/data-sources.js';
 import { Device } from './helpers/modbus-device.js';
 import { freePort, waitFor } from './helpers/wait.js';
@@ -38,6 +38,10 @@ class RecordingContext implements DriverContext {
 
   recovered(): void {
     this.events.push('recovered');
+  }
+
+  warn(point: DataPointRecord, message: string): void {
+    this.faults.push(`warning on ${point.xid}: ${message}`);
   }
 
   /** The Modbus driver reads its values from the device, never from history. */
@@ -87,6 +91,7 @@ function point(xid: string, locator: Record<string, unknown>, dataType: DataType
     editPermission: [],
     setPermission: [],
     ...DEFAULT_POINT_SETTINGS,
+    ...NO_WARNING,
   };
 }
 
@@ -104,6 +109,8 @@ function source(port: number, settings: Record<string, unknown> = {}): DataSourc
     settings: { host: '127.0.0.1', port, unitId: 1, timeoutMs: 1000, retries: 2, ...settings },
     state: 'RUNNING',
     lastError: null,
+    lastErrorTimestamp: null,
+    lastErrorCleared: false,
   };
 }
 
@@ -258,14 +265,17 @@ describe('Modbus TCP driver', function () {
     const coil = point('coil', { offset: 5, registerType: 'COIL' }, 'BINARY', true);
     const c = await startDriver([scaled, int32, float, coil], {}, 1000);
     await waitFor('a poll', () => c.batches.length >= 1);
+    assert.equal(await driver!.write!(scaled, 60.3), 60.5, 'answers what the register holds: raw 100.6 rounds to 101');
+    assert.equal(device.holding.get(1), 101);
+    assert.equal(await driver!.write!(float, 0.1), Math.fround(0.1));
     await driver!.write!(scaled, 60);
     assert.equal(device.holding.get(1), 100);
-    assert.equal(device.requests.fc6, 1);
+    assert.equal(device.requests.fc6, 2);
     await driver!.write!(int32, -70000);
     assert.deepEqual([device.holding.get(2), device.holding.get(3)], wordsOf((b) => b.writeInt32BE(-70000)).reverse());
     await driver!.write!(float, 1.5);
     assert.deepEqual([device.holding.get(4), device.holding.get(5)], wordsOf((b) => b.writeFloatBE(1.5)));
-    assert.equal(device.requests.fc16, 2);
+    assert.equal(device.requests.fc16, 3);
     await driver!.write!(coil, true);
     assert.equal(device.coils.get(5), true);
     await driver!.write!(coil, false);
@@ -319,6 +329,23 @@ describe('Modbus TCP driver', function () {
     await waitFor('recovery', () => c.recoveries >= 2 && c.latest('a') === 2, 15_000);
     assert.ok(c.batches.length > published);
     assert.deepEqual(c.events.slice(-1), ['recovered']);
+  });
+
+  it('recovers within 5 s of the device coming back, however long it was away (backoff capped)', async function () {
+    this.timeout(40_000);
+    device.holding.set(0, 1);
+    const c = await startDriver([point('a', { offset: 0 })], { timeoutMs: 500, retries: 1 }, 200);
+    await waitFor('first values', () => c.batches.length >= 1);
+    await device.stop();
+    await waitFor('a fault', () => c.faults.length >= 1);
+    // Attempts of an uncapped doubling come 1, 3, 7, 15, 31 s after the fault: back at 16 s, it would wait 15 s.
+    await new Promise((r) => setTimeout(r, 16_000));
+    device.holding.set(0, 2);
+    await device.start();
+    const back = Date.now();
+    await waitFor('recovery', () => c.latest('a') === 2, 10_000);
+    const took = Date.now() - back;
+    assert.ok(took <= 5_000, `recovered ${took} ms after the device returned`);
   });
 
   it('reports a device slower than timeoutMs after its retries', async () => {

@@ -12,7 +12,7 @@ import { connectAsync, type MqttClient } from 'mqtt';
 import type { DriverContext, ProducedValue, SourceDriver } from '../src/runtime/driver.js';
 import { createMqttDriver, Inbox } from '../src/runtime/mqtt.js';
 import type { DataPointRecord, DataType } from '../src/store/metadata/data-points.js';
-import { DEFAULT_POINT_SETTINGS } from '../src/services/data-points.js';
+import { DEFAULT_POINT_SETTINGS, NO_WARNING } from '../src/services/data-points.js';
 import type { DataSourceRecord } from '../src/store/metadata/data-sources.js';
 import { freePort, waitFor } from './helpers/wait.js';
 
@@ -24,6 +24,7 @@ class RecordingContext implements DriverContext {
   readonly values: ProducedValue[] = [];
   readonly batches: number[] = [];
   readonly faults: string[] = [];
+  readonly warnings: { xid: string; message: string }[] = [];
   recoveries = 0;
   state: 'RUNNING' | 'ERROR' = 'RUNNING';
   stopped = false;
@@ -61,6 +62,10 @@ class RecordingContext implements DriverContext {
     this.state = 'RUNNING';
   }
 
+  warn(point: DataPointRecord, message: string): void {
+    this.warnings.push({ xid: point.xid, message });
+  }
+
   valuesOf(point: DataPointRecord): unknown[] {
     return this.values.filter((v) => v.point.id === point.id).map((v) => v.value);
   }
@@ -79,7 +84,7 @@ function source(settings: Record<string, unknown>): DataSourceRecord {
   const id = nextId++;
   return {
     id, xid: `DS_mqtt_${id}`, name: `mqtt ${id}`, enabled: true, modelType: 'MQTT_CLIENT', updatePeriods: 1, updatePeriodType: 'SECONDS',
-    readPermission: [], editPermission: [], settings: { clientId: '', username: '', password: '', qos: 0, ...settings }, state: 'RUNNING', lastError: null,
+    readPermission: [], editPermission: [], settings: { clientId: '', username: '', password: '', qos: 0, ...settings }, state: 'RUNNING', lastError: null, lastErrorTimestamp: null, lastErrorCleared: false,
   };
 }
 
@@ -88,7 +93,7 @@ function point(dataType: DataType, topic: string, jsonPath?: string): DataPointR
   return {
     id, xid: `DP_mqtt_${id}`, name: `point ${id}`, enabled: true, deviceName: 'mqtt', dataSourceId: 0, dataSourceXid: 'DS', dataSourceName: 'mqtt',
     dataSourceType: 'MQTT_CLIENT', dataType, settable: true, pointLocator: jsonPath === undefined ? { topic } : { topic, jsonPath },
-    unit: '', tags: {}, rollup: 'NONE', readPermission: [], editPermission: [], setPermission: [], ...DEFAULT_POINT_SETTINGS,
+    unit: '', tags: {}, rollup: 'NONE', readPermission: [], editPermission: [], setPermission: [], ...DEFAULT_POINT_SETTINGS, ...NO_WARNING,
   };
 }
 
@@ -233,20 +238,18 @@ describe('MQTT_CLIENT driver', function () {
       assert.deepEqual(ctx.valuesOf(everything), [payload, 'x']);
     });
 
-    it('reports an unreadable payload as a fault naming topic and point, survives garbage, and recovers on the next good value', async () => {
+    it('reports an unreadable payload as a warning on its point naming the topic, not a fault of the source, and goes on reading', async () => {
       const num = point('NUMERIC', `${prefix}/num`);
       const json = point('NUMERIC', `${prefix}/json`, 'data.v');
       const { ctx } = await started({ brokerUrl: SHARED_BROKER }, [num, json]);
       await send(`${prefix}/num`, 'abc');
-      await waitFor('a fault', () => ctx.faults.length === 1);
-      assert.equal(ctx.faults[0], `MQTT ${SHARED_BROKER}: topic '${prefix}/num', point '${num.xid}': payload is not a number`);
-      assert.equal(ctx.state, 'ERROR');
-      // The same problem again is not reported again.
-      await send(`${prefix}/num`, 'def');
+      await waitFor('a warning', () => ctx.warnings.length === 1);
+      assert.deepEqual(ctx.warnings[0], { xid: num.xid, message: `topic '${prefix}/num': payload is not a number` });
       await send(`${prefix}/num`, '5');
-      await waitFor('recovery and the value', () => ctx.state === 'RUNNING' && ctx.values.length === 1);
-      assert.equal(ctx.faults.length, 1);
+      await waitFor('the value', () => ctx.values.length === 1);
       assert.deepEqual(ctx.valuesOf(num), [5]);
+      assert.equal(ctx.state, 'RUNNING');
+      assert.deepEqual(ctx.faults, [], 'a bad message is no fault of the source');
 
       const garbage: [string | Buffer, RegExp][] = [
         ['{"data": ', /payload is not valid JSON/],
@@ -256,15 +259,18 @@ describe('MQTT_CLIENT driver', function () {
         ['{"data": {"v": [1]}}', /value at \$\.data\.v is not a number/],
       ];
       for (const [payload, expected] of garbage) {
-        const count = ctx.faults.length;
+        const count = ctx.warnings.length;
         await send(`${prefix}/json`, payload);
-        await waitFor(`a fault for ${String(expected)}`, () => ctx.faults.length === count + 1);
-        assert.match(ctx.faults.at(-1) ?? '', expected);
-        assert.match(ctx.faults.at(-1) ?? '', new RegExp(`topic '${prefix}/json', point '${json.xid}'`));
+        await waitFor(`a warning for ${String(expected)}`, () => ctx.warnings.length === count + 1);
+        assert.equal(ctx.warnings.at(-1)?.xid, json.xid);
+        assert.match(ctx.warnings.at(-1)?.message ?? '', expected);
+        assert.match(ctx.warnings.at(-1)?.message ?? '', new RegExp(`^topic '${prefix}/json': `));
       }
       await send(`${prefix}/json`, '{"data": {"v": 8}}');
-      await waitFor('recovery and the value', () => ctx.state === 'RUNNING' && ctx.values.length === 2);
+      await waitFor('the value', () => ctx.values.length === 2);
       assert.deepEqual(ctx.valuesOf(json), [8]);
+      assert.deepEqual(ctx.faults, []);
+      assert.equal(ctx.state, 'RUNNING');
     });
 
     it('ignores empty payloads (how MQTT clears a retained message)', async () => {

@@ -31,6 +31,14 @@ interface EventView {
 interface SourceView {
   state: string;
   lastError: string | null;
+  lastErrorTimestamp: number | null;
+  lastErrorCleared: boolean;
+}
+
+interface PointView {
+  lastWarning: string | null;
+  lastWarningTimestamp: number | null;
+  lastWarningCleared: boolean;
 }
 
 let counter = 0;
@@ -146,6 +154,16 @@ describe('data source runtime: devices over HTTP', function () {
       assert.equal((await latestValue(point))?.value, 50);
     });
 
+    it('stores and answers the value the register holds, not the one asked for (12.77 on a ×0.1 register is 12.8)', async () => {
+      const res = await admin.put<{ value: number }>(`${PV}/${point}`, { dataType: 'NUMERIC', value: 12.77 });
+      assert.equal(res.status, 200, res.text);
+      assert.equal(device.holding.get(0), 128);
+      assert.equal(res.body.value, 12.8);
+      assert.equal((await latestValue(point))?.value, 12.8);
+      const stored = await storedValues(point, Date.now() - 5_000);
+      assert.ok(stored.some((v) => v.value === 12.8) && !stored.some((v) => v.value === 12.77), JSON.stringify(stored));
+    });
+
     it('answers 422 for a value the register cannot hold, and writes nothing', async () => {
       const before = device.requests.fc6;
       const res = await admin.put(`${PV}/${point}`, { dataType: 'NUMERIC', value: 1e6 });
@@ -169,9 +187,12 @@ describe('data source runtime: devices over HTTP', function () {
     });
 
     it('goes to ERROR with lastError when the device stops, and back to RUNNING when it returns', async () => {
+      const stopped = Date.now();
       await device.stop();
       const failed = await sourceState(source, 'ERROR');
       assert.match(failed.lastError ?? '', /Modbus 127\.0\.0\.1:\d+/);
+      assert.ok(failed.lastErrorTimestamp !== null && failed.lastErrorTimestamp >= stopped && failed.lastErrorTimestamp <= Date.now(), `lastErrorTimestamp ${failed.lastErrorTimestamp}`);
+      assert.equal(failed.lastErrorCleared, false);
       const raised = await eventually('one active DATA_SOURCE event', async () => {
         const list = await sourceEvents(source);
         return list.items.some((e) => e.active) ? list : undefined;
@@ -183,7 +204,10 @@ describe('data source runtime: devices over HTTP', function () {
       assertError(set, 502, 5000);
       device.setWords(0, [999]);
       await device.start();
-      await sourceState(source, 'RUNNING');
+      const recovered = await sourceState(source, 'RUNNING');
+      assert.equal(recovered.lastErrorCleared, true, 'the error shows as cleared beside RUNNING');
+      assert.match(recovered.lastError ?? '', /Modbus 127\.0\.0\.1:\d+/, 'its text is kept for diagnosis');
+      assert.ok(recovered.lastErrorTimestamp !== null && recovered.lastErrorTimestamp >= failed.lastErrorTimestamp!);
       await eventually('99.9 after recovery', async () => ((await latestValue(point))?.value === 99.9 ? true : undefined));
       const after = await eventually('the event returned to normal', async () => {
         const list = await sourceEvents(source);
@@ -229,6 +253,43 @@ describe('data source runtime: devices over HTTP', function () {
       assert.equal(res.status, 200, res.text);
       await eventually('the set value on the topic', async () => (seen.some((p) => JSON.parse(p).t === 19) ? true : undefined));
       assert.equal((await latestValue(point))?.value, 19);
+    });
+
+    it('makes an unreadable payload a warning on its point (counted in /metrics), not an ERROR of the source; a good value clears it', async () => {
+      const topic = `dds-test/${unique('t')}/flow`;
+      const source = await create(DS, { xid: unique('mq-'), name: 'broker', modelType: 'MQTT_CLIENT', enabled: true, brokerUrl: BROKER });
+      const point = await create(DP, { xid: unique('mqp-'), name: 'flow', dataSourceXid: source, pointLocator: { dataType: 'NUMERIC', topic, jsonPath: '$.v' } });
+      await sourceState(source, 'RUNNING');
+      await eventually('the first value', async () => {
+        await client.publishAsync(topic, JSON.stringify({ v: 1 }));
+        return (await latestValue(point))?.value === 1 ? true : undefined;
+      });
+      const sent = Date.now();
+      for (let i = 0; i < 50; i++) await client.publishAsync(topic, i % 2 ? 'not json' : '{"w": 2}', { qos: 1 });
+      const warned = await eventually('the warning on the point', async () => {
+        const res = await admin.get<PointView>(`${DP}/${point}`);
+        return res.body.lastWarning ? res.body : undefined;
+      });
+      assert.match(warned.lastWarning!, new RegExp(`^topic '${topic}': payload (is not valid JSON|has no value at \\$\\.v)$`));
+      assert.ok(warned.lastWarningTimestamp! >= sent, `lastWarningTimestamp ${warned.lastWarningTimestamp}`);
+      assert.equal(warned.lastWarningCleared, false);
+      const counted = await eventually('50 warnings counted', async () => {
+        const res = await admin.get('/metrics');
+        const line = res.text.split('\n').find((l) => l.startsWith(`dds_data_point_warnings_total{source="${source}"}`));
+        return line && Number(line.split(' ')[1]) === 50 ? line : undefined;
+      });
+      assert.ok(counted);
+      const state = await admin.get<SourceView>(`${DS}/${source}`);
+      assert.equal(state.body.state, 'RUNNING');
+      assert.equal(state.body.lastError, null);
+      assert.equal((await sourceEvents(source)).total, 0, 'no DATA_SOURCE event');
+      await client.publishAsync(topic, JSON.stringify({ v: 3 }));
+      const cleared = await eventually('the warning cleared (writes are coalesced: within about 5 s)', async () => {
+        const res = await admin.get<PointView>(`${DP}/${point}`);
+        return res.body.lastWarningCleared ? res.body : undefined;
+      }, 15_000);
+      assert.match(cleared.lastWarning ?? '', new RegExp(`^topic '${topic}': `), 'the text is kept for diagnosis');
+      assert.equal((await latestValue(point))?.value, 3);
     });
 
     it('stores published values by the point\'s logging: ON_CHANGE skips a repeat, NONE stores nothing but is the latest', async () => {

@@ -30,6 +30,8 @@ export interface MetricsSources {
   events: Pick<EventService, 'list'>;
   tokens: Pick<TokenService, 'signatureVerifications'>;
   retention: Pick<RetentionService, 'purgedValues' | 'lastPurge'>;
+  /** Per-point warnings (unreadable messages), counted per source xid. */
+  runtime: { readonly warnings: { readonly counts: ReadonlyMap<string, number> } };
 }
 
 export class ServiceMetrics {
@@ -58,6 +60,19 @@ export class ServiceMetrics {
       collect() {
         this.inc(s.writes.values - counted);
         counted = s.writes.values;
+      },
+    });
+    const warned = new Map<string, number>();
+    new Counter({
+      name: 'dds_data_point_warnings_total',
+      help: 'Values a data source could not read for a point (e.g. an unparsable MQTT payload), by source xid, since start',
+      labelNames: ['source'],
+      registers,
+      collect() {
+        for (const [source, n] of s.runtime.warnings.counts) {
+          this.inc({ source }, n - (warned.get(source) ?? 0));
+          warned.set(source, n);
+        }
       },
     });
     let purged = 0;

@@ -10,10 +10,11 @@
 // held (SourceLeases). An instance that cannot take a source's lease leaves it to its holder; a sweep
 // every few seconds takes over the sources whose holder is gone, and stop() hands them back.
 import type { Logger } from 'pino';
-import { DeviceWriteError } from '../services/point-values.js';
+import { DeviceWriteError, type DeviceValue } from '../services/point-values.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { DataSourceRecord, DataSourceState, DataSourceType } from '../store/metadata/data-sources.js';
 import { periodMs, type DriverContext, type DriverFactory, type ProducedValue, type SourceDriver } from './driver.js';
+import { PointWarnings, type WarningStore } from './point-warnings.js';
 
 /** What the runtime needs of the services (kept narrow: the runtime sees no HTTP and no SQL). */
 export interface RuntimeSources {
@@ -22,7 +23,7 @@ export interface RuntimeSources {
   setState(id: number, state: DataSourceState, lastError: string | null): Promise<void>;
 }
 
-export interface RuntimePoints {
+export interface RuntimePoints extends WarningStore {
   forSource(sourceId: number): Promise<DataPointRecord[]>;
 }
 
@@ -77,8 +78,11 @@ export class DataSourceRuntime {
   private stopped = false;
   private sweeper: NodeJS.Timeout | undefined;
   private readonly leases: SourceLeases;
+  /** Per-point warnings of every source run here (counts by source for /metrics). */
+  readonly warnings: PointWarnings;
 
   constructor(private readonly o: DataSourceRuntimeOptions) {
+    this.warnings = new PointWarnings(o.points, o.log);
     this.leases = o.leases ?? { shared: false, tryAcquire: async () => true, release: async () => undefined, onLost: () => undefined };
     this.leases.onLost(() => {
       for (const id of [...this.running.keys()]) void this.enqueue(id, () => this.stopNow(id, false));
@@ -100,6 +104,7 @@ export class DataSourceRuntime {
     clearInterval(this.sweeper);
     await Promise.all([...this.queues.values()]);
     await Promise.all([...this.running.keys()].map((id) => this.stopNow(id)));
+    await this.warnings.flush();
   }
 
   /** Whether this instance runs the source, once a start or stop under way has finished. */
@@ -162,15 +167,16 @@ export class DataSourceRuntime {
 
   /**
    * Writes a set value through the point's source to its device. Resolves when the device accepted
-   * it (at once for sources without a device); rejects with DeviceWriteError otherwise.
+   * it (at once for sources without a device) with what the device now holds (undefined: as given);
+   * rejects with DeviceWriteError otherwise.
    */
-  async write(point: DataPointRecord, value: number | boolean | string): Promise<void> {
+  async write(point: DataPointRecord, value: number | boolean | string): Promise<DeviceValue | void> {
     await this.queues.get(point.dataSourceId); // a restart in progress: write to the new driver
     const r = this.running.get(point.dataSourceId);
     if (!r?.driver) throw new DeviceWriteError('Data source is not running');
-    if (!r.driver.write) return;
+    if (!r.driver.write) return undefined;
     try {
-      await r.driver.write(point, value);
+      return await r.driver.write(point, value);
     } catch (err) {
       const refusedValue = err instanceof TypeError || err instanceof RangeError;
       throw new DeviceWriteError(err instanceof Error ? err.message : String(err), refusedValue ? 'value' : 'device');
@@ -224,7 +230,7 @@ export class DataSourceRuntime {
   }
 
   private contextFor(r: RunningSource, points: readonly DataPointRecord[]): DriverContext {
-    const { o } = this;
+    const { o, warnings } = this;
     const live = () => !r.controller.signal.aborted;
     const fault = (message: string) => {
       if (!live() || (r.faulted && r.lastError === message)) return;
@@ -245,6 +251,7 @@ export class DataSourceRuntime {
       lastValue: (point) => o.values.lastValue(point),
       async publish(values) {
         if (!live() || values.length === 0) return;
+        if (warnings.anyOpen) for (const v of values) warnings.goodValue(v.point.id);
         try {
           const rejected = await o.values.acceptFromSource(values);
           if (rejected.length > 0) fault(rejected.length === 1 ? rejected[0]! : `${rejected[0]} (and ${rejected.length - 1} more)`);
@@ -254,6 +261,9 @@ export class DataSourceRuntime {
         }
       },
       fault,
+      warn: (point, message) => {
+        if (live()) warnings.warn(point, r.source.xid, message);
+      },
       recovered: () => {
         if (!live() || !r.faulted) return;
         r.faulted = false;

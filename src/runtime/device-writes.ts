@@ -4,7 +4,7 @@
 // (`set-result`); no answer within SET_TIMEOUT_MS is a device write failure.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { DeviceWriteError, type DeviceWriter } from '../services/point-values.js';
+import { DeviceWriteError, type DeviceValue, type DeviceWriter } from '../services/point-values.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { ClusterChannel } from '../store/cluster/index.js';
 
@@ -12,7 +12,7 @@ const SET_TIMEOUT_MS = 5_000;
 
 export interface DeviceWriteRuntime {
   runsHere(sourceId: number): Promise<boolean>;
-  write(point: DataPointRecord, value: number | boolean | string): Promise<void>;
+  write(point: DataPointRecord, value: number | boolean | string): Promise<DeviceValue | void>;
 }
 
 interface SetRequest {
@@ -23,6 +23,8 @@ interface SetRequest {
 interface SetResult {
   id: string;
   ok: boolean;
+  /** What the device now holds, when that differs from the value asked for. */
+  held?: DeviceValue;
   message?: string;
   reason?: 'value' | 'device';
 }
@@ -38,8 +40,8 @@ export function deviceWriterAcross(channel: ClusterChannel, runtime: DeviceWrite
     void (async () => {
       if (!(await runtime.runsHere(req.point.dataSourceId))) return;
       try {
-        await runtime.write(req.point, req.value);
-        answer({ ok: true });
+        const held = await runtime.write(req.point, req.value);
+        answer(held === undefined ? { ok: true } : { ok: true, held });
       } catch (err) {
         if (!(err instanceof DeviceWriteError)) log.warn({ err }, 'a relayed device write failed');
         answer({ ok: false, message: err instanceof Error ? err.message : String(err), reason: err instanceof DeviceWriteError ? err.reason : 'device' });
@@ -64,5 +66,6 @@ export function deviceWriterAcross(channel: ClusterChannel, runtime: DeviceWrite
     }).finally(() => waiting.delete(id));
     if (!result) throw new DeviceWriteError('Data source is not running on any instance');
     if (!result.ok) throw new DeviceWriteError(result.message ?? 'Device write failed', result.reason ?? 'device');
+    return result.held;
   };
 }

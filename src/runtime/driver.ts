@@ -30,6 +30,11 @@ export interface DriverContext {
   fault(message: string): void;
   /** The device answered: back to RUNNING, the episode's event returns to normal. */
   recovered(): void;
+  /**
+   * A value for one point could not be read (an unparsable payload): a warning on that point, counted
+   * in /metrics; the source stays RUNNING. The point's next good value clears it.
+   */
+  warn(point: DataPointRecord, message: string): void;
   /** The point's newest stored value as the API shows it (a restarted generator continues from it). */
   lastValue(point: DataPointRecord): Promise<number | boolean | string | undefined>;
   /** Aborted when the driver is stopped: pending waits and retries should end. */
@@ -42,11 +47,12 @@ export interface SourceDriver {
   /** Stops collecting and releases connections; after it resolves, publish() is not called again. */
   stop(): Promise<void>;
   /**
-   * Writes a set value to the device (settable points). Resolves when the device accepted it,
+   * Writes a set value to the device (settable points). Resolves when the device accepted it, with
+   * the value the device now holds when that differs from what was asked (undefined: the same);
    * rejects with an Error whose message says why otherwise. Absent when the type stores set values
    * without a device (virtual).
    */
-  write?(point: DataPointRecord, value: number | boolean | string): Promise<void>;
+  write?(point: DataPointRecord, value: number | boolean | string): Promise<number | boolean | string | void>;
 }
 
 export type DriverFactory = (ctx: DriverContext) => SourceDriver;
@@ -57,9 +63,16 @@ export function periodMs(source: Pick<DataSourceRecord, 'updatePeriods' | 'updat
   return source.updatePeriods * unit;
 }
 
-/** Exponential backoff: 1 s, 2 s, 4 s … capped at 30 s (or at the period, if that is longer). */
-export function backoffMs(attempt: number, period: number): number {
-  return Math.min(1_000 * 2 ** Math.max(0, attempt), Math.max(30_000, period));
+/**
+ * The longest pause between reconnection attempts. Short on purpose: once the device is back, the
+ * source recovers within it (plus one connect), however long the device was away; a refused TCP
+ * connect every 4 s costs a device nothing.
+ */
+export const MAX_BACKOFF_MS = 4_000;
+
+/** Reconnection pauses while a device is down: 1 s, 2 s, then every 4 s. */
+export function backoffMs(attempt: number): number {
+  return Math.min(1_000 * 2 ** Math.max(0, attempt), MAX_BACKOFF_MS);
 }
 
 /** Resolves after ms, or at once when the signal aborts. */

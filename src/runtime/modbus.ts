@@ -261,11 +261,13 @@ class ModbusDriver implements SourceDriver {
     this.dropLink();
   }
 
-  async write(point: DataPointRecord, value: number | boolean | string): Promise<void> {
+  /** Resolves to the value the registers now hold (12.7 written to an INT16 holds 13). */
+  async write(point: DataPointRecord, value: number | boolean | string): Promise<number | boolean> {
     const locator = modbusLocator(point);
     const command = encodeWrite(locator, value);
     const what = `writing ${describeRange(locator.registerType, locator.offset, widthOf(locator))}`;
     await this.request(what, (client) => sendWrite(client, command));
+    return command.kind === 'coil' ? valueFromBit(command.state, point.dataType) : valueFromWords(command.words, 0, locator, point.dataType);
   }
 
   private async loop(): Promise<void> {
@@ -275,7 +277,7 @@ class ModbusDriver implements SourceDriver {
       const outcome = await this.pollAndReport();
       if (outcome === 'stopped') return;
       // Down: reconnect after a growing pause. Otherwise the next poll at the period (at once if late).
-      const wait = outcome === 'down' ? backoffMs(failedPolls++, this.ctx.periodMs) : Math.max(0, this.ctx.periodMs - (Date.now() - started));
+      const wait = outcome === 'down' ? backoffMs(failedPolls++) : Math.max(0, this.ctx.periodMs - (Date.now() - started));
       if (outcome !== 'down') failedPolls = 0;
       await sleep(wait, this.stopped);
     }

@@ -1,7 +1,7 @@
 // MQTT_CLIENT driver: one broker connection per source, subscribed to its points' topics; each
 // message becomes a value for every point whose topic filter matches it, and a write publishes to the
-// point's topic. The connection is re-established with backoff; connection failures, unreadable
-// payloads and an overloaded queue are reported to the runtime as faults.
+// point's topic. The connection is re-established with backoff; connection failures and an overloaded
+// queue are reported to the runtime as faults, an unreadable payload as a warning on its point.
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import { backoffMs, sleep, type DriverContext, type DriverFactory, type ProducedValue, type SourceDriver } from './driver.js';
@@ -121,7 +121,7 @@ class MqttDriver implements SourceDriver {
       this.health.fail(CONNECTION, `${this.label}: ${end.reason}`);
       if (end.established) attempt = 0;
       // MQTT does not poll, so the period does not stretch the backoff.
-      await sleep(backoffMs(attempt++, 0), this.signal);
+      await sleep(backoffMs(attempt++), this.signal);
     }
   }
 
@@ -204,10 +204,8 @@ class MqttDriver implements SourceDriver {
     if (this.echoes.take(record.id, topic, payload.bytes)) return;
     const reading = readPayload(payload, record.dataType, point.path);
     if (reading === null) return;
-    const key = `point:${record.id}`;
-    // The message names the problem, not the payload: a stream of garbage reports once, not per message.
-    if ('error' in reading) return this.health.fail(key, `${this.label}: topic '${topic}', point '${record.xid}': ${reading.error}`);
-    this.health.clear(key);
+    // One bad message is that point's problem, not the source's (the runtime counts and coalesces them).
+    if ('error' in reading) return this.ctx.warn(record, `topic '${topic}': ${reading.error}`);
     this.inbox.push({ point: record, value: reading.value, ts });
   }
 
@@ -317,7 +315,7 @@ function errorText(err: unknown): string {
 }
 
 /**
- * The source's open problems by key (connection, overload, one per failing point): fault() when one
+ * The source's open problems by key (connection, overload, a bad point locator): fault() when one
  * appears or its message changes, recovered() when the last one clears.
  */
 class Health {

@@ -34,8 +34,8 @@ const ALL = 'sort(xid)&limit(100000)';
 
 /** What each kind's export leaves out of the resource's answer: ids, runtime state, derived names. */
 const OMIT: Record<ConfigurationKind, readonly string[]> = {
-  dataSources: ['id', 'state', 'lastError'],
-  dataPoints: ['id', 'dataSourceName', 'dataSourceType'],
+  dataSources: ['id', 'state', 'lastError', 'lastErrorTimestamp', 'lastErrorCleared'],
+  dataPoints: ['id', 'dataSourceName', 'dataSourceType', 'lastWarning', 'lastWarningTimestamp', 'lastWarningCleared'],
   eventDetectors: ['id'],
   users: ['id', 'created', 'lastLogin', 'lastPasswordChange'],
   jsonStore: ['id'],

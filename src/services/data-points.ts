@@ -10,6 +10,7 @@ import {
   type LoggingProperties,
   type Period,
   type PointRetention,
+  type PointWarning,
 } from '../store/metadata/data-points.js';
 import type { DataSourceService } from './data-sources.js';
 import { assertPermission, hasPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
@@ -48,6 +49,8 @@ export const DEFAULT_LOGGING: LoggingProperties = {
 export const DEFAULT_PURGE_PERIOD: Period = { periods: 1, type: 'YEARS' };
 /** What a point made without these settings gets. */
 export const DEFAULT_POINT_SETTINGS = { loggingProperties: DEFAULT_LOGGING, purgeOverride: false, purgePeriod: DEFAULT_PURGE_PERIOD } as const;
+/** A point's runtime warning fields before anything went wrong. */
+export const NO_WARNING = { lastWarning: null, lastWarningTimestamp: null, lastWarningCleared: false } as const;
 
 /**
  * The logging properties stored for a point: the given fields over the existing ones (or the
@@ -93,6 +96,9 @@ export function dataPointView(p: DataPointRecord): Record<string, unknown> {
     loggingProperties: p.loggingProperties,
     purgeOverride: p.purgeOverride,
     purgePeriod: p.purgePeriod,
+    lastWarning: p.lastWarning,
+    lastWarningTimestamp: p.lastWarningTimestamp,
+    lastWarningCleared: p.lastWarningCleared,
   };
 }
 
@@ -274,6 +280,11 @@ export class DataPointService {
   }
 
   /** Points of a source, for the runtime. */
+  /** Runtime state (runtime/point-warnings.ts): not a configuration change, so no listener hears it. */
+  setWarning(pointId: number, warning: PointWarning): Promise<void> {
+    return this.repo.setWarning(pointId, warning);
+  }
+
   forSource(sourceId: number): Promise<DataPointRecord[]> {
     return this.repo.findAll('dataSourceId', sourceId);
   }

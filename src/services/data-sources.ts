@@ -42,6 +42,8 @@ export function dataSourceView(ds: DataSourceRecord): DataSourceView {
     editPermission: ds.editPermission,
     state: ds.state,
     lastError: ds.lastError,
+    lastErrorTimestamp: ds.lastErrorTimestamp,
+    lastErrorCleared: ds.lastErrorCleared,
     ...settings,
   };
 }

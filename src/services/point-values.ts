@@ -25,7 +25,9 @@ export const MAX_LATEST_LIMIT = 10_000;
 const SLICE_CHECK_ROWS = 1024;
 
 /** Writes a set value to the point's device first (the data source runtime); rejects when refused. */
-export type DeviceWriter = (point: DataPointRecord, value: number | boolean | string) => Promise<void>;
+/** A set value a device may hold only approximately: resolves to what it now holds (undefined: the value as given). */
+export type DeviceWriter = (point: DataPointRecord, value: number | boolean | string) => Promise<DeviceValue | void>;
+export type DeviceValue = number | boolean | string;
 
 /**
  * A set value that did not reach the device. reason `value`:  the value cannot be written there (type or
@@ -270,11 +272,11 @@ export class PointValueService {
 
     // A value the point discards would be dropped after reaching the device: refuse it before.
     if (isExtreme(point, coerced.value)) throw DomainError.invalid('value', `is outside the point's discard limits (discardLowLimit ${point.loggingProperties.discardLowLimit}, discardHighLimit ${point.loggingProperties.discardHighLimit})`);
-    if (this.deviceWriter) await this.writeToDevice(point, coerced);
+    const held = this.deviceWriter ? await this.writeToDevice(point, coerced) : coerced;
     const batch = emptyBatch(1);
     batch.series[0] = point.id;
     batch.ts[0] = ts;
-    setRow(batch, 0, coerced);
+    setRow(batch, 0, held);
     if (annotation !== null) batch.annotation = [annotation as string];
     await this.write(batch, new Map([[point.id, point]]), 'SET', true);
     const stored = storedAt(batch, 0);
@@ -398,16 +400,23 @@ export class PointValueService {
     for (const l of this.writtenListeners) l(earliest);
   }
 
-  /** The device must accept a set value before it is stored: a refusal is a 502 (5000). */
-  private async writeToDevice(point: DataPointRecord, coerced: StorableValue): Promise<void> {
+  /**
+   * The device must accept a set value before it is stored: a refusal is a 502 (5000). Resolves to the
+   * value the device now holds (a register rounds 12.7 to 13): that is what is stored and answered.
+   */
+  private async writeToDevice(point: DataPointRecord, coerced: StorableValue): Promise<StorableValue> {
     const value = apiValue(point.dataType, { ts: 0, value: Number.isNaN(coerced.value) ? null : coerced.value, text: coerced.text, annotation: null });
+    let held: DeviceValue | void;
     try {
-      await this.deviceWriter!(point, value ?? '');
+      held = await this.deviceWriter!(point, value ?? '');
     } catch (err) {
       const reason = err instanceof Error ? err.message : 'unknown error';
       if (err instanceof DeviceWriteError && err.reason === 'value') throw DomainError.invalid('value', reason);
       throw new DomainError('device-failed', `Device write failed: ${reason}`);
     }
+    if (held === undefined) return coerced;
+    const stored = coerceValue(point.dataType, held);
+    return typeof stored === 'string' ? coerced : stored;
   }
 
   /** Saves INTERVAL logging's periods in progress, then drains the write buffer. */

@@ -31,6 +31,18 @@ export interface DataPointRecord {
   loggingProperties: LoggingProperties;
   purgeOverride: boolean;
   purgePeriod: Period;
+  /** The last value its source could not read for it (runtime state, services/point-warnings.ts). */
+  lastWarning: string | null;
+  lastWarningTimestamp: number | null;
+  /** A good value has arrived since lastWarning. */
+  lastWarningCleared: boolean;
+}
+
+/** A point's warning as the runtime stores it. */
+export interface PointWarning {
+  message: string;
+  timestamp: number;
+  cleared: boolean;
 }
 
 export const LOGGING_TYPES = ['ON_CHANGE', 'ALL', 'ON_TS_CHANGE', 'INTERVAL', 'NONE'] as const;
@@ -85,6 +97,11 @@ export class DataPointsRepository extends CrudRepository<DataPointRecord> {
     );
   }
 
+  /** Runtime state, written by the data source runtime (not a change of the point's configuration). */
+  async setWarning(id: number, w: PointWarning): Promise<void> {
+    await this.db.query('update data_points set last_warning = $2, last_warning_ts = $3, last_warning_cleared = $4 where id = $1', [id, w.message, w.timestamp, w.cleared]);
+  }
+
   constructor(db: Queryable) {
     super(db, {
       table: 'data_points',
@@ -111,6 +128,9 @@ export class DataPointsRepository extends CrudRepository<DataPointRecord> {
         loggingProperties: 't.logging_properties',
         purgeOverride: 't.purge_override',
         purgePeriod: 't.purge_period',
+        lastWarning: 't.last_warning',
+        lastWarningTimestamp: 't.last_warning_ts',
+        lastWarningCleared: 't.last_warning_cleared',
       },
       write: {
         xid: 'xid',

@@ -25,6 +25,10 @@ export interface DataSourceRecord {
   settings: Record<string, unknown>;
   state: DataSourceState;
   lastError: string | null;
+  /** When lastError happened (epoch ms). */
+  lastErrorTimestamp: number | null;
+  /** The source has recovered (or restarted) since lastError. */
+  lastErrorCleared: boolean;
 }
 
 export const dataSourceResource: ResourceDef = {
@@ -58,6 +62,8 @@ export class DataSourcesRepository extends CrudRepository<DataSourceRecord> {
         settings: 't.settings',
         state: 't.state',
         lastError: 't.last_error',
+        lastErrorTimestamp: 't.last_error_ts',
+        lastErrorCleared: 't.last_error_cleared',
       },
       write: {
         xid: 'xid',
@@ -74,8 +80,23 @@ export class DataSourcesRepository extends CrudRepository<DataSourceRecord> {
     });
   }
 
-  /** Runtime state, written by the data source runtime. */
-  async setState(id: number, state: DataSourceState, lastError: string | null): Promise<void> {
-    await this.db.query('update data_sources set state = $2, last_error = $3 where id = $1', [id, state, lastError]);
+  /**
+   * Runtime state, written by the data source runtime. ERROR stamps the error now and opens it; any
+   * other state keeps the text for diagnosis, marked cleared (stamped now if the text is new); no text
+   * forgets the error.
+   */
+  async setState(id: number, state: DataSourceState, lastError: string | null, now = Date.now()): Promise<void> {
+    if (lastError === null) {
+      await this.db.query('update data_sources set state = $2, last_error = null, last_error_ts = null, last_error_cleared = false where id = $1', [id, state]);
+    } else if (state === 'ERROR') {
+      await this.db.query('update data_sources set state = $2, last_error = $3, last_error_ts = $4, last_error_cleared = false where id = $1', [id, state, lastError, now]);
+    } else {
+      await this.db.query(
+        `update data_sources set state = $2, last_error_cleared = true,
+           last_error_ts = case when last_error is distinct from $3 or last_error_ts is null then $4 else last_error_ts end, last_error = $3
+         where id = $1`,
+        [id, state, lastError, now],
+      );
+    }
   }
 }
