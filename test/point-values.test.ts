@@ -1286,6 +1286,43 @@ for (const engine of metadataEngines()) {
         assertBadParam(await admin.get(`${PV}/multiple-arrays/time-period/${a},${b}/AVERAGE?from=${T0}&to=${T0 + HOUR}`), 'rollup');
       });
 
+      it('answers Accept: text/csv with one timestamp column and one column per point, rows merged by time, the same values as JSON', async () => {
+        const csv = { headers: { accept: 'text/csv' } };
+        const raw = await admin.get(`${PV}/multiple-arrays/time-period/${a},${b}?from=${T0}&to=${T0 + 3 * HOUR}`, csv);
+        assert.equal(raw.status, 200, raw.text);
+        assert.match(raw.headers.get('content-type') ?? '', /^text\/csv/);
+        assert.deepEqual(parseCsv(raw.text), [
+          ['timestamp', a, b],
+          [String(T0), '1', ''],
+          [String(T0 + 10 * MINUTE), '', 'true'],
+          [String(T0 + HOUR), '3', ''],
+          [String(T0 + HOUR + 10 * MINUTE), '', 'false'],
+          [String(T0 + 2 * HOUR), '5', ''],
+        ]);
+        // The same cells as the JSON answer, whatever the order of the XIDs.
+        const json = await admin.get<Record<string, { timestamp: number; value: unknown }[]>>(`${PV}/multiple-arrays/time-period/${b},${a}?from=${T0}&to=${T0 + 3 * HOUR}`);
+        const table = parseCsv((await admin.get(`${PV}/multiple-arrays/time-period/${b},${a}?from=${T0}&to=${T0 + 3 * HOUR}`, csv)).text);
+        assert.deepEqual(table[0], ['timestamp', b, a]);
+        for (const [column, xid] of [[1, b], [2, a]] as const) {
+          const fromCsv = table.slice(1).filter((r) => r[column] !== '').map((r) => [Number(r[0]), r[column]]);
+          assert.deepEqual(fromCsv, json.body[xid]!.map((v) => [v.timestamp, String(v.value)]));
+        }
+        const rolled = await admin.get(`${PV}/multiple-arrays/time-period/${a},${b}/COUNT?from=${T0}&to=${T0 + 2 * HOUR}&timePeriodType=HOURS`, csv);
+        assert.deepEqual(parseCsv(rolled.text), [
+          ['timestamp', a, b],
+          [String(T0), '1', '1'],
+          [String(T0 + HOUR), '1', '1'],
+        ]);
+        const all = parseCsv((await admin.get(`${PV}/multiple-arrays/time-period/${a}/ALL?from=${T0}&to=${T0 + HOUR}&timePeriodType=HOURS`, csv)).text);
+        assert.deepEqual(all[0]!.slice(0, 3), ['timestamp', `${a}.average`, `${a}.arithmeticMean`]);
+        assert.equal(all[0]!.length, 12);
+        assert.equal(all[1]![all[0]!.indexOf(`${a}.count`)], '1');
+        // A point without values in the range still has its column.
+        const empty = parseCsv((await admin.get(`${PV}/multiple-arrays/time-period/${a},${b}?from=${T0 + 3 * HOUR}&to=${T0 + 4 * HOUR}`, csv)).text);
+        assert.deepEqual(empty, [['timestamp', a, b]]);
+        assertBadParam(await admin.get(`${PV}/multiple-arrays/time-period/${a},${b}/AVERAGE?from=${T0}&to=${T0 + HOUR}`, csv), 'rollup');
+      });
+
       it('fails the whole request for an unknown XID (404) or an unreadable one (403)', async () => {
         assertError(await admin.get(`${PV}/multiple-arrays/time-period/${a},pv-no-such-point?from=${T0}&to=${T0 + HOUR}`), 404, -1, 'NOT_FOUND');
         const secret = await createPoint('NUMERIC', { readPermission: [] });

@@ -74,6 +74,10 @@ const listOf = (id: string): JsonObject => ({
 });
 const json = (schema: JsonObject): Content => ({ 'application/json': schema });
 const CSV: JsonObject = { type: 'string', description: 'timestamp,value[,annotation] rows (ALL: one column per statistic), streamed' };
+/** The several-points CSV form: one table. */
+const MANY_CSV_NOTE =
+  'With Accept: text/csv, one table: a timestamp column, then one column per point named by its XID (ALL: <xid>.<statistic> columns), one row per distinct timestamp (per period for a rollup), empty cells where a point has no value.';
+
 /** Value reads answer JSON or, with Accept: text/csv, CSV. */
 const jsonOrCsv = (schema: JsonObject): Content => ({ 'application/json': schema, 'text/csv': CSV });
 const valuesOrRollups: JsonObject = { type: 'array', items: { anyOf: [ref('point-value'), ref('rollup-value')] } };
@@ -213,10 +217,10 @@ export const ROUTES: readonly RouteDoc[] = [
     path: `${API}/point-values/multiple-arrays/time-period/{xids}`,
     tag: 'Point values',
     summary: 'Values or rollups of several points',
-    description: `${READ_NOTE} JSON only. At most POINT_VALUES_MAX_XIDS XIDs (default 100; repeats count once), else 400 naming xids. An unknown or unreadable XID fails the whole request.`,
+    description: `${READ_NOTE} ${MANY_CSV_NOTE} At most POINT_VALUES_MAX_XIDS XIDs (default 100; repeats count once), else 400 naming xids. An unknown or unreadable XID fails the whole request.`,
     access: 'user',
     params: ['xids', ...READ_PARAMS],
-    success: [ok('XID → values', json({ type: 'object', additionalProperties: valuesOrRollups }))],
+    success: [ok('XID → values (JSON), or one table (CSV)', { 'application/json': { type: 'object', additionalProperties: valuesOrRollups }, 'text/csv': CSV })],
     errors: [400, 403, 404],
   },
   {
@@ -224,10 +228,10 @@ export const ROUTES: readonly RouteDoc[] = [
     path: `${API}/point-values/multiple-arrays/time-period/{xids}/{rollup}`,
     tag: 'Point values',
     summary: 'Rollups of several points, rollup in the path',
-    description: `${READ_NOTE} JSON only. At most POINT_VALUES_MAX_XIDS XIDs (default 100; repeats count once), else 400 naming xids.`,
+    description: `${READ_NOTE} ${MANY_CSV_NOTE} At most POINT_VALUES_MAX_XIDS XIDs (default 100; repeats count once), else 400 naming xids.`,
     access: 'user',
     params: ['xids', 'rollupPath', ...READ_PARAMS.filter((p) => p !== 'rollup')],
-    success: [ok('XID → rollups', json({ type: 'object', additionalProperties: valuesOrRollups }))],
+    success: [ok('XID → rollups (JSON), or one table (CSV)', { 'application/json': { type: 'object', additionalProperties: valuesOrRollups }, 'text/csv': CSV })],
     errors: [400, 403, 404],
   },
   {

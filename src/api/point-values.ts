@@ -23,6 +23,7 @@ import { PERIOD_TYPES, planPeriods, type PeriodPlan, type PeriodType } from '../
 import { NUMERIC_ONLY, ROLLUPS, statisticOf, type Rollup, type RollupResult } from '../store/values/rollup.js';
 import type { StoredValue } from '../store/values/types.js';
 import { csvCell, csvRow } from './csv.js';
+import { mergedCsv, type ColumnRows, type CsvColumn } from './csv-columns.js';
 
 const BULK_LIMIT = 16 * MiB;
 const DAY_MS = 86_400_000;
@@ -230,19 +231,60 @@ function periodsText(point: DataPointRecord, result: RollupResult, from: number,
   const numeric = point.dataType === 'NUMERIC';
   let text = '';
   for (let i = from; i < to; i++) {
-    const stat = statisticOf(result, i, rollup, numeric);
     const ts = result.start(i);
-    const sep = csv || (!after && i === from) ? '' : ',';
+    if (csv) {
+      text += `${ts},${periodCells(point, result, i, rollup)}\r\n`;
+      continue;
+    }
+    const stat = statisticOf(result, i, rollup, numeric);
+    const sep = !after && i === from ? '' : ',';
     if (rollup === 'ALL') {
-      const all = shapeAll(point.dataType, stat as Record<string, number | string | null> | null);
-      text += csv ? csvRow([ts, ...ALL_FIELDS.map((f) => all?.[f])]) : `${sep}{"timestamp":${ts},"value":${JSON.stringify(all)}}`;
+      text += `${sep}{"timestamp":${ts},"value":${JSON.stringify(shapeAll(point.dataType, stat as Record<string, number | string | null> | null))}}`;
     } else {
       // COUNT is a number whatever the data type (a BINARY count is not a state).
       const value = rollup === 'COUNT' ? stat : apiStatistic(point.dataType, stat as number | string | null);
-      text += csv ? `${ts},${csvCell(value)}\r\n` : `${sep}{"timestamp":${ts},"value":${jsonValue(value)}}`;
+      text += `${sep}{"timestamp":${ts},"value":${jsonValue(value)}}`;
     }
   }
   return text;
+}
+
+/** One period's CSV cells of a point (no line end): the value, or ALL's fields. */
+function periodCells(point: DataPointRecord, result: RollupResult, i: number, rollup: Rollup): string {
+  const stat = statisticOf(result, i, rollup, point.dataType === 'NUMERIC');
+  if (rollup === 'ALL') {
+    const all = shapeAll(point.dataType, stat as Record<string, number | string | null> | null);
+    return ALL_FIELDS.map((f) => csvCell(all?.[f])).join(',');
+  }
+  return csvCell(rollup === 'COUNT' ? stat : apiStatistic(point.dataType, stat as number | string | null));
+}
+
+/** One point's column(s) of a multiple-arrays CSV table: raw values, or one row per period. */
+function csvColumn(values: PointValueService, point: DataPointRecord, q: ReadQuery, slice: TimeSlice): CsvColumn {
+  const rollup = effectiveRollup(point, q);
+  const all = rollup === 'ALL';
+  async function* rows(): AsyncGenerator<ColumnRows> {
+    if (!rollup) {
+      for await (const batch of readAhead(values.range(point, q.from, q.to, q.limit))) {
+        yield { ts: batch.map((v) => v.ts), cells: batch.map((v) => csvCell(apiValue(point.dataType, v))) };
+      }
+      return;
+    }
+    if (!q.plan) return;
+    for await (const result of values.rollup(point, q.plan, q.now, slice)) {
+      const chunk: ColumnRows = { ts: new Array<number>(result.length), cells: new Array<string>(result.length) };
+      for (let i = 0; i < result.length; i++) {
+        chunk.ts[i] = result.start(i);
+        chunk.cells[i] = periodCells(point, result, i, rollup);
+      }
+      yield chunk;
+    }
+  }
+  return {
+    header: all ? ALL_FIELDS.map((f) => csvCell(`${point.xid}.${f}`)).join(',') : csvCell(point.xid),
+    empty: all ? ','.repeat(ALL_FIELDS.length - 1) : '',
+    rows: rows(),
+  };
 }
 
 function shapeAll(dataType: string, all: Record<string, number | string | null> | null): Record<string, unknown> | null {
@@ -324,7 +366,13 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
     const points: DataPointRecord[] = [];
     for (const xid of xids) points.push(await values.readablePoint(user, xid));
     for (const point of points) checkRollupAllowed(point, q);
-    await sendChunks(ctx, JSON_TYPE, manyText(values, points, q, new TimeSlice()));
+    const slice = new TimeSlice();
+    if (wantsCsv(ctx)) {
+      const columns = points.map((p) => csvColumn(values, p, q, slice));
+      await sendChunks(ctx, CSV_TYPE, mergedCsv(columns, () => slice.yieldIfExpired()));
+    } else {
+      await sendChunks(ctx, JSON_TYPE, manyText(values, points, q, slice));
+    }
   };
   router.get('/multiple-arrays/time-period/:xids', (ctx) => readMany(ctx, ctx.params.xids!));
   router.get('/multiple-arrays/time-period/:xids/:rollup', (ctx) => readMany(ctx, ctx.params.xids!, ctx.params.rollup));
