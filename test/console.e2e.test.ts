@@ -149,13 +149,14 @@ describe('web console (Chromium)', function () {
     assert.ok(tokenAfter && tokenAfter !== tokenBefore, 'login issues a new XSRF-TOKEN, which later writes use');
 
     // A VIRTUAL source producing a value every 300 ms, through the form.
-    await page.getByText('New virtual data source').click();
-    const sourceForm = page.locator('#source-form');
-    await sourceForm.getByLabel('Name').fill('Boiler room');
+    await page.getByRole('button', { name: 'New data source' }).click();
+    const sourceForm = page.locator('#source-editor-form');
+    await sourceForm.getByLabel('Name', { exact: true }).fill('Boiler room');
     await sourceForm.getByLabel('Update period').fill('300');
     await sourceForm.getByLabel('Period unit').selectOption('MILLISECONDS');
-    await sourceForm.getByRole('button', { name: 'Create data source' }).click();
-    await page.locator('#source-form-status').filter({ hasText: 'Created data source Boiler room' }).waitFor();
+    await sourceForm.getByRole('button', { name: 'Save data source' }).click();
+    await page.locator('#source-editor-status').filter({ hasText: 'Created data source Boiler room' }).waitFor();
+    await page.getByRole('button', { name: 'Close' }).first().click();
 
     // The RQL filter box.
     const sourcesFilter = page.locator('#sources-filter');
@@ -164,15 +165,15 @@ describe('web console (Chromium)', function () {
     await page.locator('#sources-status').filter({ hasText: '1 of 1 data sources' }).waitFor();
     await page.locator('#sources-table tbody tr', { hasText: 'Boiler room' }).waitFor();
 
-    // A NUMERIC point on it, through the form (the new source is preselected).
-    await page.getByText('New numeric point').click();
-    const pointForm = page.locator('#point-form');
-    await pointForm.getByLabel('Name').fill('Boiler temperature');
+    // A NUMERIC point on it, through the form opened from the source's row.
+    await page.getByRole('button', { name: 'Add point to Boiler room' }).click();
+    const pointForm = page.locator('#point-editor-form');
+    await pointForm.getByLabel('Name', { exact: true }).fill('Boiler temperature');
     await pointForm.getByLabel('Change type').selectOption('RANDOM_WALK');
     await pointForm.getByLabel('Min').fill('20');
     await pointForm.getByLabel('Max').fill('80');
-    await pointForm.getByRole('button', { name: 'Create point' }).click();
-    await page.locator('#point-form-status').filter({ hasText: 'Created point Boiler temperature' }).waitFor();
+    await pointForm.getByRole('button', { name: 'Save point' }).click();
+    await page.locator('#point-editor-status').filter({ hasText: 'Created point Boiler temperature' }).waitFor();
     const points = await api.get<List<{ xid: string; dataSourceXid: string }>>('/rest/latest/data-points?eq(name,Boiler%20temperature)');
     assert.equal(points.body.total, 1);
     const xid = points.body.items[0]!.xid;

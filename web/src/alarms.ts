@@ -1,12 +1,23 @@
-// Active alarms, newest first (GET /events?eq(active,true)&sort(-activeTimestamp)), with an
-// Acknowledge button per alarm (PUT /events/acknowledge/<id>). The events WebSocket keeps the list
-// current (RAISED adds, ACKNOWLEDGED and RETURN_TO_NORMAL update or drop a row); while it is down
-// the list is reloaded every 10 s.
+// The alarms an operator must see, newest first: every active one and every one nobody has
+// acknowledged yet, also when it already returned to normal (Mango's "unacknowledged" list), with an
+// Acknowledge button each (PUT /events/acknowledge/<id>) and filters by level and state. The badge
+// counts the unacknowledged ones. The events WebSocket keeps the list current (an event leaves it
+// once it is both inactive and acknowledged); while it is down the list is reloaded every 10 s.
 import { get, put, type AlarmEvent, type List } from './api.js';
 import { byId, formatTime, h, say, sayError } from './dom.js';
 import { LiveSocket } from './live.js';
 
-const QUERY = '/events?eq(active,true)&sort(-activeTimestamp)&limit(200)';
+const QUERY = '/events?or(eq(active,true),eq(acknowledged,false))&sort(-activeTimestamp)&limit(500)';
+const LEVELS = ['NONE', 'INFORMATION', 'IMPORTANT', 'WARNING', 'URGENT', 'CRITICAL', 'LIFE_SAFETY'];
+
+/** The state filter's choices: what an operator asks of an alarm. */
+const STATES: Record<string, (e: AlarmEvent) => boolean> = {
+  all: () => true,
+  active: (e) => e.active,
+  returned: (e) => !e.active,
+  unacknowledged: (e) => !e.acknowledged,
+  acknowledged: (e) => e.acknowledged,
+};
 const POLL_MS = 10_000;
 
 export interface AlarmsView {
@@ -21,6 +32,7 @@ export function alarmsView(): AlarmsView {
   const liveStatus = byId('alarms-live');
   const empty = byId('alarms-empty');
   const badge = byId('alarm-count');
+  const filters = byId<HTMLFormElement>('alarms-filter');
   const events = new Map<number, AlarmEvent>();
   let pollTimer: number | undefined;
   let running = false;
@@ -46,8 +58,14 @@ export function alarmsView(): AlarmsView {
   });
 
   function upsert(event: AlarmEvent): void {
-    if (event.active) events.set(event.id, event);
+    if (event.active || !event.acknowledged) events.set(event.id, event);
     else events.delete(event.id);
+  }
+
+  function shown(e: AlarmEvent): boolean {
+    const level = (filters.elements.namedItem('level') as HTMLSelectElement).value;
+    const state = (filters.elements.namedItem('state') as HTMLSelectElement).value;
+    return LEVELS.indexOf(e.alarmLevel) >= LEVELS.indexOf(level) && (STATES[state] ?? STATES.all!)(e);
   }
 
   async function refresh(): Promise<void> {
@@ -76,9 +94,10 @@ export function alarmsView(): AlarmsView {
   }
 
   function render(): void {
-    const rows = [...events.values()].sort((a, b) => b.activeTimestamp - a.activeTimestamp || b.id - a.id).map(row);
+    const rows = [...events.values()].filter(shown).sort((a, b) => b.activeTimestamp - a.activeTimestamp || b.id - a.id).map(row);
     body.replaceChildren(...rows);
     empty.hidden = rows.length > 0;
+    empty.textContent = events.size === 0 ? 'No active or unacknowledged alarms.' : 'No alarm matches the filter.';
     const unacknowledged = [...events.values()].filter((e) => !e.acknowledged).length;
     badge.textContent = unacknowledged > 0 ? String(unacknowledged) : '';
     badge.setAttribute('aria-label', `${unacknowledged} unacknowledged`);
@@ -89,9 +108,10 @@ export function alarmsView(): AlarmsView {
     ack.addEventListener('click', () => void acknowledge(e.id, ack));
     return h(
       'tr',
-      { 'data-event-id': e.id, 'data-acknowledged': String(e.acknowledged) },
+      { 'data-event-id': e.id, 'data-acknowledged': String(e.acknowledged), 'data-active': String(e.active) },
       h('td', {}, formatTime(e.activeTimestamp)),
-      h('td', {}, e.alarmLevel),
+      h('td', { class: `level-${e.alarmLevel}` }, e.alarmLevel),
+      h('td', { class: e.active ? 'alarm-active' : 'muted' }, e.active ? 'active' : `returned to normal ${e.rtnTimestamp ? formatTime(e.rtnTimestamp) : ''}`.trim()),
       h('td', {}, e.message),
       h('td', {}, e.dataPointXid ?? e.dataSourceXid ?? ''),
       h('td', {}, e.acknowledged ? `by ${e.acknowledgedByUsername ?? '?'}` : 'no'),
@@ -100,6 +120,7 @@ export function alarmsView(): AlarmsView {
   }
 
   byId('alarms-refresh').addEventListener('click', () => void refresh());
+  filters.addEventListener('change', render);
 
   return {
     start() {

@@ -47,6 +47,9 @@ export interface DataSource {
   updatePeriodType?: string;
   state: string;
   lastError: string | null;
+  lastErrorTimestamp?: number | null;
+  lastErrorCleared?: boolean;
+  [field: string]: unknown;
 }
 
 export interface DataPoint {
@@ -56,7 +59,11 @@ export interface DataPoint {
   deviceName: string;
   dataSourceXid: string;
   unit?: string;
-  pointLocator: { dataType: string; changeType?: string };
+  pointLocator: { dataType: string; settable?: boolean; changeType?: string; [field: string]: unknown };
+  setPermission?: string[];
+  lastWarning?: string | null;
+  lastWarningTimestamp?: number | null;
+  lastWarningCleared?: boolean;
   loggingProperties: LoggingProperties;
   purgeOverride: boolean;
   purgePeriod: Period;
@@ -82,6 +89,7 @@ export interface AlarmEvent {
   alarmLevel: string;
   activeTimestamp: number;
   active: boolean;
+  rtnTimestamp: number | null;
   message: string;
   acknowledged: boolean;
   acknowledgedByUsername: string | null;
@@ -165,6 +173,7 @@ export async function request<T>(method: string, path: string, body?: unknown, o
 export const get = <T>(path: string) => request<T>('GET', path);
 export const post = <T>(path: string, body?: unknown) => request<T>('POST', path, body);
 export const put = <T>(path: string, body?: unknown) => request<T>('PUT', path, body);
+export const del = <T>(path: string) => request<T>('DELETE', path);
 
 /** An RQL query as typed by a user, made safe for a query string (the service decodes it). */
 export function rqlQuery(rql: string): string {

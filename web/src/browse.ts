@@ -1,27 +1,34 @@
-// Data sources and points: lists filtered by RQL, and minimal forms to create a VIRTUAL source and
-// a NUMERIC point on it. A point row's "Trend" button (or the selected rows) opens the trend view;
-// its "Settings" button the logging and retention form (point-settings.ts).
-import { get, post, put, rqlQuery, type DataPoint, type DataSource, type List } from './api.js';
-import { byId, field, h, say, sayError } from './dom.js';
+// Data sources and points: lists filtered by RQL. A source row edits, deletes, enables or disables
+// its source and shows its last error with its time and whether it has cleared; a point row shows the
+// live value (point-values-live.ts), sets it (set-value.ts), opens the trend, the logging and
+// retention settings (point-settings.ts), the editor and the event detectors (editors.ts).
+import { get, put, rqlQuery, type DataPoint, type DataSource, type List, type User } from './api.js';
+import { byId, field, formatTime, h, say, sayError } from './dom.js';
+import { editors } from './editors.js';
 import { pointSettings } from './point-settings.js';
+import { PointValuesLive } from './point-values-live.js';
+import { canSet, setValuePanel } from './set-value.js';
 
 export interface BrowseView {
   refresh(): Promise<void>;
+  stop(): void;
 }
 
-export function browseView(openTrend: (xids: string[]) => void): BrowseView {
+export function browseView(openTrend: (xids: string[]) => void, user: () => User | undefined): BrowseView {
   const sourcesFilter = byId<HTMLFormElement>('sources-filter');
   const pointsFilter = byId<HTMLFormElement>('points-filter');
   const sourcesBody = byId<HTMLTableElement>('sources-table').tBodies[0]!;
   const pointsBody = byId<HTMLTableElement>('points-table').tBodies[0]!;
   const sourcesStatus = byId('sources-status');
   const pointsStatus = byId('points-status');
-  const sourceForm = byId<HTMLFormElement>('source-form');
-  const pointForm = byId<HTMLFormElement>('point-form');
-  const sourceFormStatus = byId('source-form-status');
-  const pointFormStatus = byId('point-form-status');
-  const pointSourceSelect = pointForm.elements.namedItem('dataSourceXid') as HTMLSelectElement;
   const settings = pointSettings(() => void loadPoints());
+  const liveValues = new PointValuesLive(byId('points-table'));
+  const setValue = setValuePanel((xid, v) => liveValues.show(xid, v));
+  const edit = editors(async () => {
+    await Promise.all([loadSources(), loadPoints()]);
+  });
+  const act = (what: string, run: () => Promise<void>, status: HTMLElement) =>
+    run().catch((err: unknown) => sayError(status, err instanceof Error ? new Error(`${what}: ${err.message}`) : err));
 
   async function loadSources(): Promise<void> {
     try {
@@ -42,14 +49,33 @@ export function browseView(openTrend: (xids: string[]) => void): BrowseView {
       h('td', {}, ds.modelType),
       h('td', {}, ds.enabled ? 'yes' : 'no'),
       h('td', { class: `state-${ds.state}` }, ds.state),
-      h('td', {}, ds.lastError ?? ''),
+      lastErrorCell(ds),
       h(
         'td',
         {},
         h('button', { type: 'button', onclick: () => void showPointsOf(ds.xid) }, 'Points', h('span', { class: 'sr-only' }, ` of ${ds.name}`)),
         ' ',
         h('button', { type: 'button', onclick: () => void setEnabled(ds, !ds.enabled) }, ds.enabled ? 'Disable' : 'Enable', h('span', { class: 'sr-only' }, ` ${ds.name}`)),
+        ' ',
+        h('button', { type: 'button', onclick: () => edit.editSource(ds) }, 'Edit', h('span', { class: 'sr-only' }, ` ${ds.name}`)),
+        ' ',
+        h('button', { type: 'button', onclick: () => void act('Delete', () => edit.deleteSource(ds), sourcesStatus) }, 'Delete', h('span', { class: 'sr-only' }, ` ${ds.name}`)),
+        ' ',
+        h('button', { type: 'button', onclick: () => void edit.newPoint(ds.xid) }, 'Add point', h('span', { class: 'sr-only' }, ` to ${ds.name}`)),
       ),
+    );
+  }
+
+  /** The last error with its time; muted and marked cleared once the source recovered. */
+  function lastErrorCell(ds: DataSource): HTMLTableCellElement {
+    if (!ds.lastError) return h('td', {});
+    const when = typeof ds.lastErrorTimestamp === 'number' ? formatTime(ds.lastErrorTimestamp) : '';
+    const cleared = ds.lastErrorCleared === true;
+    return h(
+      'td',
+      { class: cleared ? 'error-cleared' : 'state-ERROR', 'data-cleared': String(cleared) },
+      ds.lastError,
+      when || cleared ? h('div', { class: 'muted' }, [when, cleared ? 'cleared' : ''].filter((t) => t !== '').join(' · ')) : null,
     );
   }
 
@@ -71,6 +97,7 @@ export function browseView(openTrend: (xids: string[]) => void): BrowseView {
     try {
       const list = await get<List<DataPoint>>('/data-points' + rqlQuery(field(pointsFilter, 'rql')));
       pointsBody.replaceChildren(...list.items.map(pointRow));
+      liveValues.follow(list.items.map((p) => ({ xid: p.xid, unit: p.unit, dataType: p.pointLocator.dataType })));
       say(pointsStatus, `${list.items.length} of ${list.total} data points`);
     } catch (err) {
       sayError(pointsStatus, err);
@@ -82,7 +109,8 @@ export function browseView(openTrend: (xids: string[]) => void): BrowseView {
       'tr',
       { 'data-xid': dp.xid },
       h('td', {}, h('input', { type: 'checkbox', name: 'trend', value: dp.xid, 'aria-label': `Select ${dp.name} for the trend` })),
-      h('td', {}, dp.name),
+      h('td', {}, dp.name, warningMarker(dp)),
+      h('td', { class: 'value', 'data-live-xid': dp.xid, 'aria-live': 'off' }, dp.enabled ? '…' : '—'),
       h('td', {}, dp.xid),
       h('td', {}, dp.deviceName),
       h('td', {}, dp.pointLocator.dataType),
@@ -94,19 +122,23 @@ export function browseView(openTrend: (xids: string[]) => void): BrowseView {
         h('button', { type: 'button', onclick: () => openTrend([dp.xid]) }, 'Trend', h('span', { class: 'sr-only' }, ` of ${dp.name}`)),
         ' ',
         h('button', { type: 'button', onclick: () => void settings.open(dp.xid) }, 'Settings', h('span', { class: 'sr-only' }, ` of ${dp.name}`)),
+        ' ',
+        h('button', { type: 'button', onclick: () => void act('Edit', () => edit.editPoint(dp), pointsStatus) }, 'Edit', h('span', { class: 'sr-only' }, ` ${dp.name}`)),
+        ' ',
+        h('button', { type: 'button', onclick: () => void edit.detectors(dp) }, 'Detectors', h('span', { class: 'sr-only' }, ` of ${dp.name}`)),
+        ' ',
+        h('button', { type: 'button', onclick: () => void act('Delete', () => edit.deletePoint(dp), pointsStatus) }, 'Delete', h('span', { class: 'sr-only' }, ` ${dp.name}`)),
+        canSet(user(), dp) && dp.enabled ? ' ' : null,
+        canSet(user(), dp) && dp.enabled ? h('button', { type: 'button', class: 'set', onclick: () => setValue.open(dp) }, 'Set', h('span', { class: 'sr-only' }, ` ${dp.name}`)) : null,
       ),
     );
   }
 
-  /** The point form offers the VIRTUAL sources (the only kind it can create points for). */
-  async function loadSourceChoices(selectXid?: string): Promise<void> {
-    try {
-      const list = await get<List<DataSource>>('/data-sources?eq(modelType,VIRTUAL)&sort(name)');
-      const current = selectXid ?? pointSourceSelect.value;
-      pointSourceSelect.replaceChildren(...list.items.map((ds) => h('option', { value: ds.xid, selected: ds.xid === current }, `${ds.name} (${ds.xid})`)));
-    } catch (err) {
-      sayError(pointFormStatus, err);
-    }
+  /** A point whose source could not read its last message (MQTT): a marker with the text and time. */
+  function warningMarker(dp: DataPoint): HTMLElement | null {
+    if (!dp.lastWarning || dp.lastWarningCleared) return null;
+    const when = dp.lastWarningTimestamp ? ` (${formatTime(dp.lastWarningTimestamp)})` : '';
+    return h('span', { class: 'warning', title: `${dp.lastWarning}${when}`, role: 'img', 'aria-label': `Warning: ${dp.lastWarning}${when}` }, ' ⚠');
   }
 
   sourcesFilter.addEventListener('submit', (ev) => {
@@ -123,62 +155,15 @@ export function browseView(openTrend: (xids: string[]) => void): BrowseView {
     else openTrend(xids);
   });
 
-  sourceForm.addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    const xid = field(sourceForm, 'xid').trim();
-    const body = {
-      ...(xid ? { xid } : {}),
-      name: field(sourceForm, 'name').trim(),
-      modelType: 'VIRTUAL',
-      updatePeriods: Number(field(sourceForm, 'updatePeriods')),
-      updatePeriodType: field(sourceForm, 'updatePeriodType'),
-      enabled: field(sourceForm, 'enabled') === 'true',
-    };
-    void (async () => {
-      try {
-        const ds = await post<DataSource>('/data-sources', body);
-        say(sourceFormStatus, `Created data source ${ds.name} (${ds.xid})`, 'ok');
-        sourceForm.reset();
-        await Promise.all([loadSources(), loadSourceChoices(ds.xid)]);
-      } catch (err) {
-        sayError(sourceFormStatus, err);
-      }
-    })();
-  });
-
-  pointForm.addEventListener('submit', (ev) => {
-    ev.preventDefault();
-    const xid = field(pointForm, 'xid').trim();
-    const unit = field(pointForm, 'unit').trim();
-    const body = {
-      ...(xid ? { xid } : {}),
-      name: field(pointForm, 'name').trim(),
-      dataSourceXid: field(pointForm, 'dataSourceXid'),
-      pointLocator: {
-        dataType: 'NUMERIC',
-        changeType: field(pointForm, 'changeType'),
-        min: Number(field(pointForm, 'min')),
-        max: Number(field(pointForm, 'max')),
-      },
-      ...(unit ? { unit } : {}),
-    };
-    void (async () => {
-      try {
-        const dp = await post<DataPoint>('/data-points', body);
-        say(pointFormStatus, `Created point ${dp.name} (${dp.xid})`, 'ok');
-        const source = body.dataSourceXid;
-        pointForm.reset();
-        pointSourceSelect.value = source;
-        await loadPoints();
-      } catch (err) {
-        sayError(pointFormStatus, err);
-      }
-    })();
-  });
+  byId('source-new').addEventListener('click', () => edit.newSource());
+  byId('point-new').addEventListener('click', () => void act('New point', () => edit.newPoint(), pointsStatus));
 
   return {
     async refresh() {
-      await Promise.all([loadSources(), loadPoints(), loadSourceChoices()]);
+      await Promise.all([loadSources(), loadPoints()]);
+    },
+    stop() {
+      liveValues.stop();
     },
   };
 }

@@ -23,10 +23,14 @@ function start(): void {
   const trend = trendView();
   const alarms = alarmsView();
   configurationView();
-  const browse = browseView((xids) => {
-    showView('trend');
-    trend.show(xids);
-  });
+  let user: User | undefined;
+  const browse = browseView(
+    (xids) => {
+      showView('trend');
+      trend.show(xids);
+    },
+    () => user,
+  );
 
   function showView(name: ViewName): void {
     for (const v of VIEWS) byId(`${v}-view`).hidden = v !== name;
@@ -36,20 +40,23 @@ function start(): void {
     }
   }
 
-  function loggedIn(user: User): void {
+  function loggedIn(u: User): void {
+    user = u;
     loginView.hidden = true;
     nav.hidden = false;
     who.hidden = false;
-    byId('username').textContent = user.name ? `${user.name} (${user.username})` : user.username;
-    byId('config-nav').hidden = !user.permissions.includes('superadmin'); // export and import are the superadmin's
+    byId('username').textContent = u.name ? `${u.name} (${u.username})` : u.username;
+    byId('config-nav').hidden = !u.permissions.includes('superadmin'); // export and import are the superadmin's
     showView('data');
     void browse.refresh();
     alarms.start();
   }
 
   function loggedOut(message = '', kind: 'error' | 'info' = 'info'): void {
+    user = undefined;
     trend.stop();
     alarms.stop();
+    browse.stop();
     for (const v of VIEWS) byId(`${v}-view`).hidden = true;
     nav.hidden = true;
     who.hidden = true;

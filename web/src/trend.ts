@@ -2,13 +2,22 @@
 // GET /point-values/multiple-arrays/time-period/<xid,xid>[/<rollup>]. Over a "last …" range new
 // values arrive on the point-value WebSocket (UPDATE events) and are appended; while the socket is
 // down the chart polls instead. With a rollup, live values trigger a throttled reload (appending raw
-// values to period statistics would mix two kinds of numbers).
+// values to period statistics would mix two kinds of numbers). Opened from a point, the range fits
+// the points' history (a new point fills the chart instead of being a sliver at its right edge);
+// rollup periods start on clock boundaries in the browser's zone (truncate=true); a series with
+// few values is drawn with dots, so a lone value shows; the y axis names the points' units.
 import uPlot from 'uplot';
 import { get, seg, type DataPoint, type List, type PointValue } from './api.js';
 import { byId, field, say, sayError } from './dom.js';
 import { LiveSocket, type LiveState } from './live.js';
 
 const RANGES: Record<string, number> = { '10m': 600_000, '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000 };
+/** The fitted range: at least a minute, at most a week, a little wider than the history. */
+const FIT_MIN_MS = 60_000;
+const FIT_MAX_MS = 7 * 86_400_000;
+const PERIOD_MS: Record<string, number> = { SECONDS: 1_000, MINUTES: 60_000, HOURS: 3_600_000 };
+/** A series with at most this many values in the chart also gets a dot per value. */
+const DOTS_UP_TO = 60;
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2'];
 const POLL_MS = 5_000;
 const ROLLUP_RELOAD_MS = 10_000;
@@ -67,8 +76,11 @@ export function trendView(): TrendView {
   let reloadTimer: number | undefined;
   let loading: Promise<void> | undefined;
   const subscribed = new Set<string>();
-  /** Point names for the legend, by XID. */
+  /** Point names for the legend and units for the axis, by XID. */
   const names = new Map<string, string>();
+  const units = new Map<string, string>();
+  /** The span of the "Fit to history" range, set when a trend is opened from points. */
+  let fitSpan = RANGES['1h']!;
 
   const live = new LiveSocket('point-value', {
     onMessage: onLiveMessage,
@@ -88,7 +100,7 @@ export function trendView(): TrendView {
       if (!Number.isFinite(from) || !Number.isFinite(to)) throw new Error('Enter both From and To for a custom range');
       if (from >= to) throw new Error('From must be before To');
     } else {
-      span = RANGES[range] ?? RANGES['1h']!;
+      span = range === 'fit' ? fitSpan : (RANGES[range] ?? RANGES['1h']!);
       to = Date.now();
       from = to - span;
     }
@@ -105,9 +117,23 @@ export function trendView(): TrendView {
       params.set('timePeriodType', q.timePeriodType);
       params.set('timePeriods', String(q.timePeriods ?? 1));
       params.set('timezone', Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
+      // Periods on clock boundaries (…:00, :05, :10 for 5 minutes), not at now − span.
+      params.set('truncate', 'true');
     }
     const rollup = q.rollup === 'NONE' ? '' : `/${q.rollup}`;
     return `/point-values/multiple-arrays/time-period/${q.xids.map(seg).join(',')}${rollup}?${params}`;
+  }
+
+  /**
+   * Periods up to hours start on clock boundaries in the browser's zone (…:00, :05, :10 for 5 minutes):
+   * the service's truncate only rounds to the unit. Days and longer are left to truncate=true.
+   */
+  function alignToPeriods(q: Query): void {
+    const unit = q.rollup === 'NONE' || !q.timePeriodType ? undefined : PERIOD_MS[q.timePeriodType];
+    if (!unit) return;
+    const step = unit * (q.timePeriods ?? 1);
+    const offset = -new Date(q.from).getTimezoneOffset() * 60_000;
+    q.from = Math.floor((q.from + offset) / step) * step - offset;
   }
 
   /** Fetches the whole range again (a "last …" range moves to now first). */
@@ -119,6 +145,7 @@ export function trendView(): TrendView {
         q.to = Date.now();
         q.from = q.to - q.span;
       }
+      alignToPeriods(q);
       try {
         const result = await get<Record<string, PointValue[]>>(url(q));
         if (q !== query) return;
@@ -185,8 +212,17 @@ export function trendView(): TrendView {
         ms: 1,
         // The x range follows the query (a "last …" range slides with live values).
         scales: { x: { time: true, range: (): uPlot.Range.MinMax => [query?.from ?? null, query?.to ?? null] } },
-        series: [{ label: 'Time' }, ...q.xids.map((xid, i) => ({ label: names.get(xid) ?? xid, stroke: COLORS[i % COLORS.length]!, width: 2, spanGaps: true }))],
-        axes: [{}, {}],
+        series: [
+          { label: 'Time' },
+          ...q.xids.map((xid, i) => ({
+            label: names.get(xid) ?? xid,
+            stroke: COLORS[i % COLORS.length]!,
+            width: 2,
+            spanGaps: true,
+            points: { show: (_u: uPlot, s: number) => countOf(ys[s - 1]) <= DOTS_UP_TO, size: 7, fill: COLORS[i % COLORS.length]! },
+          })),
+        ],
+        axes: [{}, { label: axisUnits(q.xids), size: 60 }],
       };
       plot = new uPlot(options, data, chartEl);
     } else {
@@ -194,6 +230,38 @@ export function trendView(): TrendView {
     }
     // For tests and curious users: how many values the chart holds.
     chartEl.dataset.points = String(ys.reduce((n, column) => n + column.filter((v) => v !== null).length, 0));
+    chartEl.dataset.first = xs.length > 0 ? String(xs[0]) : '';
+  }
+
+  function countOf(column: (number | null)[] | undefined): number {
+    let n = 0;
+    for (const v of column ?? []) if (v !== null) n++;
+    return n;
+  }
+
+  /** The y axis label: the points' units ("°C", "°C, bar"), or nothing when none has one. */
+  function axisUnits(xids: string[]): string {
+    return [...new Set(xids.map((x) => units.get(x) ?? '').filter((u) => u !== ''))].join(', ');
+  }
+
+  /** A range that shows the points' whole history (up to a week) when it is shorter than the range chosen. */
+  async function fitToHistory(xids: string[]): Promise<void> {
+    const now = Date.now();
+    let oldest = now;
+    const from = new Date(now - FIT_MAX_MS).toISOString();
+    await Promise.all(
+      xids.map(async (xid) => {
+        try {
+          const first = await get<PointValue[]>(`/point-values/single/${seg(xid)}?from=${encodeURIComponent(from)}&limit=1`);
+          if (first[0]) oldest = Math.min(oldest, first[0].timestamp);
+        } catch {
+          // the chart reports what is wrong with this XID
+        }
+      }),
+    );
+    fitSpan = Math.min(FIT_MAX_MS, Math.max(FIT_MIN_MS, Math.ceil((now - oldest) * 1.05)));
+    (form.elements.namedItem('range') as HTMLSelectElement).value = 'fit';
+    syncControls();
   }
 
   function describe(): void {
@@ -256,7 +324,10 @@ export function trendView(): TrendView {
     if (missing.length === 0) return;
     try {
       const list = await get<List<DataPoint>>(`/data-points?in(xid,(${missing.map(seg).join(',')}))&limit(${missing.length})`);
-      for (const p of list.items) names.set(p.xid, p.name);
+      for (const p of list.items) {
+        names.set(p.xid, p.name);
+        if (p.unit) units.set(p.xid, p.unit);
+      }
     } catch {
       // the chart itself reports what is wrong with these XIDs
     }
@@ -298,7 +369,7 @@ export function trendView(): TrendView {
   return {
     show(xids) {
       (form.elements.namedItem('xids') as HTMLInputElement).value = xids.join(',');
-      void apply();
+      void fitToHistory(xids).then(apply);
     },
     stop() {
       query = undefined;

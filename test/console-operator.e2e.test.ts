@@ -1,0 +1,354 @@
+// The console as an operator's tool, in Chromium: make a Modbus TCP source and a FLOAT32 point with
+// the forms (a refused port shows its message at the field), see the device's value live in the
+// points list and set it; an MQTT source and point whose published values arrive live; event
+// detectors made, edited and deleted; an alarm that returned to normal before anyone acknowledged it
+// stays listed and filters by state and level; a lone value drawn as a dot on a trend fitted to the
+// point's history, rollup periods on clock boundaries; and no horizontal overflow at 400 px.
+// Screenshots go to test/artifacts/console-*.png.
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import mqtt from 'mqtt';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { WEB_CONSOLE_DIR } from '../src/app.js';
+import { projectRoot } from '../src/paths.js';
+import { startTestApp, type TestApp } from './helpers/app.js';
+import { loggedIn, type ApiClient, type List } from './helpers/client.js';
+import { Device } from './helpers/modbus-device.js';
+import { eventually, freePort } from './helpers/wait.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const REQUIRE_CHROMIUM = /^(1|true|yes|on)$/i.test(process.env.TEST_REQUIRE_CHROMIUM ?? '');
+const ARTIFACTS = join(projectRoot, 'test', 'artifacts');
+const BROKER = 'mqtt://127.0.0.1:1883';
+const SERIES_RGB = [0x1f, 0x77, 0xb4];
+const PROBE_SERIES = `(() => {
+  const canvas = document.querySelector('#trend-chart canvas');
+  if (!canvas) return 0;
+  const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+  let series = 0;
+  for (let i = 0; i < data.length; i += 4) {
+    if (data[i + 3] !== 0 && Math.abs(data[i] - ${SERIES_RGB[0]}) < 24 && Math.abs(data[i + 1] - ${SERIES_RGB[1]}) < 24 && Math.abs(data[i + 2] - ${SERIES_RGB[2]}) < 24) series++;
+  }
+  return series;
+})()`;
+
+interface PointBody {
+  xid: string;
+  name: string;
+  unit: string;
+  pointLocator: Record<string, unknown>;
+}
+interface SourceBody {
+  xid: string;
+  name: string;
+  modelType: string;
+  host?: string;
+  port?: number;
+  unitId?: number;
+  timeoutMs?: number;
+  retries?: number;
+  brokerUrl?: string;
+  state: string;
+}
+
+let counter = 0;
+const unique = (prefix: string) => `${prefix}${process.pid}-${++counter}`;
+
+function floatWords(v: number, order: 'BIG' | 'LITTLE'): number[] {
+  const b = Buffer.alloc(4);
+  b.writeFloatBE(v);
+  const words = [b.readUInt16BE(0), b.readUInt16BE(2)];
+  return order === 'BIG' ? words : words.reverse();
+}
+
+describe('web console as an operator tool (Chromium)', function () {
+  this.timeout(120_000);
+  let app: TestApp;
+  let api: ApiClient;
+  let browser: Browser;
+  let page: Page;
+  const pageErrors: string[] = [];
+  const cspViolations: string[] = [];
+
+  before(async function () {
+    if (!existsSync(CHROMIUM)) {
+      const why = `Chromium not found at ${CHROMIUM}: install Debian's package (apt-get install chromium; .ci/run does) or set CHROMIUM_PATH`;
+      if (REQUIRE_CHROMIUM) throw new Error(`${why} (TEST_REQUIRE_CHROMIUM is set)`);
+      console.log(`  !! skipped: the console operator browser suite. ${why}.`);
+      this.skip();
+    }
+    if (!existsSync(join(WEB_CONSOLE_DIR, 'index.html'))) execFileSync(process.execPath, ['scripts/build-web.mjs'], { cwd: projectRoot, stdio: 'inherit' });
+    [app, browser] = await Promise.all([startTestApp(), chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] })]);
+    api = await loggedIn(app.url, 'admin', 'admin');
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, timezoneId: 'Europe/Berlin' });
+    page = await context.newPage();
+    page.setDefaultTimeout(20_000);
+    page.on('pageerror', (err) => pageErrors.push(err.message));
+    page.on('console', (msg) => {
+      if (/Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
+    });
+    await page.goto(app.url);
+    await page.getByLabel('Username').fill('admin');
+    await page.getByLabel('Password').fill('admin');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('button', { name: 'Log out' }).waitFor();
+    mkdirSync(ARTIFACTS, { recursive: true });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await app?.stop();
+  });
+
+  afterEach(() => {
+    assert.deepEqual(pageErrors, [], 'no script errors in the page');
+    assert.deepEqual(cspViolations, [], 'no Content-Security-Policy violations');
+  });
+
+  async function showPoints(rql: string): Promise<void> {
+    const filter = page.locator('#points-filter');
+    await filter.getByLabel('RQL filter').fill(rql);
+    await filter.getByRole('button', { name: 'Apply' }).click();
+  }
+
+  it('makes a Modbus TCP source and a FLOAT32 point with the forms, shows a refused field at the field, shows the device value live and sets it', async () => {
+    const device = new Device(await freePort());
+    device.setWords(2, floatWords(21.5, 'LITTLE'));
+    await device.start();
+    try {
+      const name = unique('PLC ');
+      await page.getByRole('button', { name: 'New data source' }).click();
+      const form = page.locator('#source-editor-form');
+      await form.getByLabel('Type').selectOption('MODBUS_IP');
+      // The Modbus defaults fill the form.
+      assert.equal(await form.getByLabel('Port').inputValue(), '502');
+      assert.equal(await form.getByLabel('Timeout (ms)').inputValue(), '1000');
+      await form.getByLabel('Name', { exact: true }).fill(name);
+      await form.getByLabel('Host').fill('127.0.0.1');
+      await form.getByLabel('Port').fill('70000');
+      await form.getByLabel('Update period').fill('200');
+      await form.getByLabel('Period unit').selectOption('MILLISECONDS');
+      await form.getByRole('button', { name: 'Save data source' }).click();
+      const portError = form.locator('[data-error-for="port"]');
+      await portError.filter({ hasText: /65535/ }).waitFor();
+      await form.getByLabel('Port').fill(String(device.port));
+      await form.getByLabel('Retries').fill('1');
+      await form.getByRole('button', { name: 'Save data source' }).click();
+      const status = page.locator('#source-editor-status');
+      await status.filter({ hasText: `Created data source ${name}` }).waitFor();
+      assert.equal(await portError.textContent(), '', 'the message is gone once the field is right');
+      const xid = /\((DS_[A-Z0-9]+|[^)]+)\)/.exec((await status.textContent()) ?? '')![1]!;
+      const stored = (await api.get<SourceBody>(`/rest/latest/data-sources/${xid}`)).body;
+      assert.deepEqual([stored.modelType, stored.host, stored.port, stored.unitId, stored.timeoutMs, stored.retries], ['MODBUS_IP', '127.0.0.1', device.port, 1, 1000, 1]);
+      await page.screenshot({ path: join(ARTIFACTS, 'console-modbus-form.png'), fullPage: true });
+      await page.locator('#source-editor-close').click();
+
+      await page.getByRole('button', { name: `Add point to ${name}` }).click();
+      const pf = page.locator('#point-editor-form');
+      await pf.getByLabel('Name', { exact: true }).fill('Flow');
+      await pf.getByLabel('Unit').fill('m³/h');
+      await pf.getByLabel('Offset').fill('2');
+      await pf.getByLabel('Encoding').selectOption('FLOAT32');
+      await pf.getByLabel('Word order').selectOption('LITTLE');
+      await pf.getByLabel('Multiplier').fill('2');
+      await pf.getByLabel('Settable').check();
+      assert.equal(await pf.getByLabel('Topic').isVisible(), false, 'no MQTT fields on a Modbus point');
+      await pf.getByRole('button', { name: 'Save point' }).click();
+      const pStatus = page.locator('#point-editor-status');
+      await pStatus.filter({ hasText: 'Created point Flow' }).waitFor();
+      const points = await api.get<List<PointBody>>(`/rest/latest/data-points?eq(dataSourceXid,${xid})`);
+      assert.equal(points.body.total, 1);
+      const point = points.body.items[0]!;
+      assert.deepEqual(
+        { ...point.pointLocator, unit: point.unit },
+        { dataType: 'NUMERIC', settable: true, offset: 2, registerType: 'HOLDING', dataEncoding: 'FLOAT32', wordOrder: 'LITTLE', multiplier: 2, additive: 0, unit: 'm³/h' },
+      );
+      await page.locator('#point-editor-close').click();
+
+      // The live value column: 21.5 × 2 from the device, then what the device says next.
+      await showPoints(`eq(xid,${point.xid})`);
+      const cell = page.locator(`td[data-live-xid="${point.xid}"]`);
+      await cell.filter({ hasText: '43 m³/h' }).waitFor();
+      device.setWords(2, floatWords(10.25, 'LITTLE'));
+      await cell.filter({ hasText: '20.5 m³/h' }).waitFor();
+
+      // Set it: the register holds the value / multiplier, and the cell shows it.
+      await page.getByRole('button', { name: 'Set Flow' }).click();
+      await page.locator('#set-form').getByLabel(/New value/).fill('30');
+      await page.locator('#set-form').getByRole('button', { name: 'Set', exact: true }).click();
+      await page.locator('#set-status').filter({ hasText: 'Set Flow to 30 m³/h' }).waitFor();
+      assert.deepEqual([device.holding.get(2), device.holding.get(3)], floatWords(15, 'LITTLE'));
+      await cell.filter({ hasText: '30 m³/h' }).waitFor();
+      await page.screenshot({ path: join(ARTIFACTS, 'console-points-live.png'), fullPage: true });
+      await page.locator('#set-close').click();
+    } finally {
+      await device.stop();
+    }
+  });
+
+  it('makes an MQTT source and a point with topic and JSON path whose published values arrive live', async () => {
+    const name = unique('Broker ');
+    const topic = `dds-console/${unique('t')}/temp`;
+    await page.getByRole('button', { name: 'New data source' }).click();
+    const form = page.locator('#source-editor-form');
+    await form.getByLabel('Type').selectOption('MQTT_CLIENT');
+    assert.equal(await form.getByLabel('Update period').isVisible(), false, 'an MQTT source does not poll');
+    await form.getByLabel('Name', { exact: true }).fill(name);
+    await form.getByLabel('Broker URL').fill(BROKER);
+    await form.getByLabel('QoS').selectOption('1');
+    await form.getByRole('button', { name: 'Save data source' }).click();
+    await page.locator('#source-editor-status').filter({ hasText: `Created data source ${name}` }).waitFor();
+    await page.locator('#source-editor-close').click();
+
+    await page.getByRole('button', { name: `Add point to ${name}` }).click();
+    const pf = page.locator('#point-editor-form');
+    await pf.getByLabel('Name', { exact: true }).fill('Room temperature');
+    await pf.getByLabel('Topic').fill(topic);
+    await pf.getByLabel(/JSON path/).fill('$.data.t');
+    await pf.getByLabel('Unit').fill('°C');
+    await pf.getByRole('button', { name: 'Save point' }).click();
+    await page.locator('#point-editor-status').filter({ hasText: 'Created point Room temperature' }).waitFor();
+    const list = await api.get<List<PointBody & { dataSourceXid: string }>>(`/rest/latest/data-points?eq(name,Room%20temperature)`);
+    const point = list.body.items.find((p) => p.pointLocator.topic === topic)!;
+    assert.deepEqual(point.pointLocator, { dataType: 'NUMERIC', settable: false, topic, jsonPath: '$.data.t' });
+    const source = (await api.get<SourceBody & { qos: number }>(`/rest/latest/data-sources/${point.dataSourceXid}`)).body;
+    assert.deepEqual([source.modelType, source.brokerUrl, source.qos], ['MQTT_CLIENT', BROKER, 1]);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-mqtt-point.png'), fullPage: true });
+    await page.locator('#point-editor-close').click();
+
+    await showPoints(`eq(xid,${point.xid})`);
+    const client = await mqtt.connectAsync(BROKER);
+    try {
+      const cell = page.locator(`td[data-live-xid="${point.xid}"]`);
+      await eventually('the published value in the list', async () => {
+        await client.publishAsync(topic, JSON.stringify({ data: { t: 22.5 } }));
+        return (await cell.textContent()) === '22.5 °C' ? true : undefined;
+      });
+    } finally {
+      await client.endAsync();
+    }
+  });
+
+  it("creates, edits and deletes a point's event detectors", async () => {
+    const dp = await api.post<PointBody>('/rest/latest/data-points', await virtualPoint('Tank level'));
+    await showPoints(`eq(xid,${dp.body.xid})`);
+    await page.getByRole('button', { name: 'Detectors of Tank level' }).click();
+    const panel = page.locator('#detector-editor-panel');
+    await panel.locator('#detectors-empty').waitFor();
+    await panel.getByRole('button', { name: 'New detector' }).click();
+    const form = page.locator('#detector-editor-form');
+    await form.getByLabel('Name', { exact: true }).fill('Tank high');
+    await form.getByLabel('Type').selectOption('HIGH_LIMIT');
+    await form.getByLabel('Alarm level').selectOption('CRITICAL');
+    await form.getByLabel('Limit', { exact: true }).fill('90');
+    assert.equal(await form.getByLabel('Low', { exact: true }).isVisible(), false, 'RANGE fields hidden for HIGH_LIMIT');
+    await form.getByRole('button', { name: 'Save detector' }).click();
+    await page.locator('#detector-editor-status').filter({ hasText: 'Created detector Tank high' }).waitFor();
+    const row = panel.locator('#detectors-table tbody tr', { hasText: 'Tank high' });
+    await row.filter({ hasText: 'limit 90' }).waitFor();
+    const detectors = () => api.get<List<{ xid: string; limit: number; alarmLevel: string; detectorType: string }>>(`/rest/latest/event-detectors?eq(dataPointXid,${dp.body.xid})`);
+    assert.deepEqual((await detectors()).body.items.map((d) => [d.detectorType, d.alarmLevel, d.limit]), [['HIGH_LIMIT', 'CRITICAL', 90]]);
+
+    // A refused edit shows the message at its field; a good one is saved.
+    await row.getByRole('button', { name: /Edit/ }).click();
+    await form.getByLabel('Type').selectOption('RANGE');
+    await form.getByLabel('Low', { exact: true }).fill('50');
+    await form.getByLabel('High', { exact: true }).fill('10');
+    await form.getByRole('button', { name: 'Save detector' }).click();
+    await page.locator('#detector-editor-status').filter({ hasText: 'Not saved' }).waitFor();
+    assert.ok(((await form.locator('.field-error').allTextContents()).join('') + (await page.locator('#detector-editor-messages').textContent())).length > 0, 'the refusal is explained');
+    await form.getByLabel('Type').selectOption('HIGH_LIMIT');
+    await form.getByLabel('Limit', { exact: true }).fill('95');
+    await form.getByRole('button', { name: 'Save detector' }).click();
+    await page.locator('#detector-editor-status').filter({ hasText: 'Saved detector Tank high' }).waitFor();
+    await row.filter({ hasText: 'limit 95' }).waitFor();
+    assert.equal((await detectors()).body.items[0]!.limit, 95);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-detectors.png'), fullPage: true });
+
+    page.once('dialog', (d) => void d.accept());
+    await row.getByRole('button', { name: /Delete/ }).click();
+    await panel.locator('#detectors-empty').waitFor();
+    assert.equal((await detectors()).body.total, 0);
+    await panel.locator('#detector-editor-close').click();
+  });
+
+  it('keeps an alarm that returned to normal unacknowledged, filters alarms by state and level, and acknowledges it', async () => {
+    const dp = await api.post<PointBody>('/rest/latest/data-points', await virtualPoint('Pressure'));
+    const detector = await api.post('/rest/latest/event-detectors', { name: 'Pressure high', dataPointXid: dp.body.xid, detectorType: 'HIGH_LIMIT', alarmLevel: 'WARNING', limit: 10 });
+    assert.equal(detector.status, 201, detector.text);
+    for (const value of [20, 5]) assert.equal((await api.put(`/rest/latest/point-values/${dp.body.xid}`, { dataType: 'NUMERIC', value })).status, 200);
+    const event = await eventually('the event returned to normal', async () => {
+      const res = await api.get<List<{ id: number; active: boolean }>>(`/rest/latest/events?eq(dataPointXid,${dp.body.xid})`);
+      return res.body.items[0] && !res.body.items[0].active ? res.body.items[0] : undefined;
+    });
+    await page.locator('#nav').getByRole('button', { name: /Alarms/ }).click();
+    await page.locator('#alarms-refresh').click();
+    const row = page.locator(`#alarms-table tbody tr[data-event-id="${event.id}"]`);
+    await row.filter({ hasText: 'returned to normal' }).waitFor();
+    assert.ok(Number(await page.locator('#alarm-count').textContent()) >= 1, 'the badge counts it');
+    const filter = page.locator('#alarms-filter');
+    await filter.getByLabel('State').selectOption('active');
+    await row.waitFor({ state: 'detached' });
+    await filter.getByLabel('State').selectOption('returned');
+    await row.waitFor();
+    await filter.getByLabel('Level at least').selectOption('URGENT');
+    await row.waitFor({ state: 'detached' });
+    await filter.getByLabel('Level at least').selectOption('WARNING');
+    await row.waitFor();
+    await page.screenshot({ path: join(ARTIFACTS, 'console-alarms.png'), fullPage: true });
+    await row.getByRole('button', { name: /Acknowledge/ }).click();
+    await row.waitFor({ state: 'detached' });
+    await filter.getByLabel('State').selectOption('all');
+    assert.equal(await row.count(), 0, 'acknowledged and back to normal: done');
+  });
+
+  it('fits a new point\'s trend to its history, draws a lone value as a dot, and starts rollup periods on the clock', async () => {
+    const dp = await api.post<PointBody>('/rest/latest/data-points', await virtualPoint('Lone'));
+    assert.equal((await api.put(`/rest/latest/point-values/${dp.body.xid}`, { dataType: 'NUMERIC', value: 42 })).status, 200);
+    await page.locator('#nav').getByRole('button', { name: 'Sources and points' }).click();
+    await showPoints(`eq(xid,${dp.body.xid})`);
+    await page.getByRole('button', { name: 'Trend of Lone' }).click();
+    const trendForm = page.locator('#trend-form');
+    await page.locator('#trend-status').filter({ hasText: /^1 values, raw values/ }).waitFor();
+    assert.equal(await trendForm.getByLabel('Range').inputValue(), 'fit');
+    const dot = await eventually('the lone value drawn', async () => {
+      const n = await page.evaluate<number>(PROBE_SERIES);
+      return n > 10 ? n : undefined;
+    });
+    assert.ok(dot > 10);
+    await page.locator('#trend-chart').screenshot({ path: join(ARTIFACTS, 'console-trend-dot.png') });
+
+    await trendForm.getByLabel('Range').selectOption('24h');
+    await trendForm.getByLabel('Rollup').selectOption('AVERAGE');
+    await trendForm.getByLabel('Every').fill('5');
+    await trendForm.getByLabel(/^Period/).selectOption('MINUTES');
+    await trendForm.getByRole('button', { name: 'Show trend' }).click();
+    await page.locator('#trend-status').filter({ hasText: /AVERAGE per 5 MINUTES/ }).waitFor();
+    const first = Number(await page.locator('#trend-chart').getAttribute('data-first'));
+    assert.ok(first > 0 && first % 300_000 === 0, `the first period starts on a 5-minute boundary: ${new Date(first).toISOString()}`);
+  });
+
+  it('works at 400 px wide: nothing overflows the page', async () => {
+    await page.setViewportSize({ width: 400, height: 800 });
+    try {
+      for (const view of ['Sources and points', 'Trend', /Alarms/, 'Configuration'] as const) {
+        await page.locator('#nav').getByRole('button', { name: view }).click();
+        const width = await page.evaluate<number>('document.documentElement.scrollWidth');
+        assert.ok(width <= 400, `${String(view)}: the page is ${width} px wide`);
+      }
+      await page.locator('#nav').getByRole('button', { name: 'Sources and points' }).click();
+      await page.screenshot({ path: join(ARTIFACTS, 'console-400px.png'), fullPage: true });
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 1000 });
+    }
+  });
+
+  /** A settable NUMERIC point on a new VIRTUAL source that only holds what is set. */
+  async function virtualPoint(name: string): Promise<Record<string, unknown>> {
+    const ds = await api.post<SourceBody>('/rest/latest/data-sources', { name: unique('Virtual '), modelType: 'VIRTUAL', enabled: true });
+    assert.equal(ds.status, 201, ds.text);
+    return { name, dataSourceXid: ds.body.xid, pointLocator: { dataType: 'NUMERIC', settable: true, changeType: 'NO_CHANGE' }, setPermission: ['user'] };
+  }
+});

@@ -1,0 +1,192 @@
+// Forms drawn from a list of field specs: each control knows the API property it edits (its path,
+// e.g. "port" or "pointLocator.offset"), shows only when its condition holds, and shows the field
+// message of a refusal (422 result.messages) next to itself. The editors (editors.ts) describe their
+// resources with these specs instead of hand-written markup per source type.
+import { ApiError } from './api.js';
+import { h } from './dom.js';
+
+export type Values = Record<string, unknown>;
+
+export interface FieldSpec {
+  /** API property path ("name", "pointLocator.offset"); the control's name. */
+  path: string;
+  label: string;
+  kind: 'text' | 'number' | 'integer' | 'select' | 'checkbox' | 'password' | 'list' | 'numbers' | 'tags' | 'scalar';
+  /** Choices of a select; a function when they depend on other fields (changeType on dataType). */
+  options?: readonly string[] | ((v: Values) => readonly string[]);
+  /** Shown (and sent) only when this holds for the values read so far. */
+  when?: (v: Values) => boolean;
+  /** Read-only once created (the source type). */
+  fixedOnEdit?: boolean;
+  placeholder?: string;
+  hint?: string;
+  /** Left out of the body when empty (an XID: the service generates one). */
+  omitEmpty?: boolean;
+}
+
+export interface SpecForm {
+  /** Builds every control once, filled from these values; `when` then only shows or hides them. */
+  render(values: Values, editing: boolean): void;
+  /** Puts values into the controls (only the empty ones with onlyEmpty), then shows what applies. */
+  fill(values: Values, onlyEmpty: boolean): void;
+  /** Shows the controls whose condition holds now, and the choices that fit (after any change). */
+  refresh(): void;
+  /** The values of the shown controls, as API values (numbers, booleans, lists, maps). */
+  read(): Values;
+  /** Puts each field message next to its control; returns the messages no control claimed. */
+  showErrors(err: unknown): string[];
+  clearErrors(): void;
+}
+
+export function getPath(v: Values, path: string): unknown {
+  return path.split('.').reduce<unknown>((o, k) => (typeof o === 'object' && o !== null ? (o as Values)[k] : undefined), v);
+}
+
+export function setPath(v: Values, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let o = v;
+  for (const k of keys.slice(0, -1)) {
+    if (typeof o[k] !== 'object' || o[k] === null) o[k] = {};
+    o = o[k] as Values;
+  }
+  o[keys[keys.length - 1]!] = value;
+}
+
+function textOf(spec: FieldSpec, value: unknown): string {
+  if (value === undefined || value === null) return '';
+  if (spec.kind === 'list' || spec.kind === 'numbers') return Array.isArray(value) ? value.join(', ') : String(value);
+  if (spec.kind === 'tags') return typeof value === 'object' ? Object.entries(value as Values).map(([k, x]) => `${k}=${String(x)}`).join(', ') : '';
+  return String(value);
+}
+
+/** A control's text as the API value: numbers stay text when they are not numbers (the API names the field). */
+function parse(spec: FieldSpec, text: string, checked: boolean): unknown {
+  const t = text.trim();
+  switch (spec.kind) {
+    case 'checkbox':
+      return checked;
+    case 'number':
+    case 'integer':
+      return t === '' ? undefined : Number.isFinite(Number(t)) ? Number(t) : t;
+    case 'list':
+      return t === '' ? [] : t.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    case 'numbers':
+      return t === '' ? undefined : t.split(',').map((s) => (Number.isFinite(Number(s.trim())) ? Number(s.trim()) : s.trim()));
+    case 'tags':
+      return Object.fromEntries(t === '' ? [] : t.split(',').map((pair) => pair.split('=').map((s) => s.trim())).map(([k, ...rest]) => [k ?? '', rest.join('=')]));
+    case 'scalar':
+      return t === '' ? undefined : t === 'true' || t === 'false' ? t === 'true' : Number.isFinite(Number(t)) ? Number(t) : t;
+    case 'select':
+      return t === '' ? undefined : /^\d+$/.test(t) && spec.path === 'qos' ? Number(t) : t;
+    default:
+      return t === '' && spec.kind === 'password' ? undefined : t;
+  }
+}
+
+/**
+ * `context` adds values the conditions need but no control holds (the type of the chosen source);
+ * `onChange` hears the path of each control the user changes.
+ */
+export function specForm(container: HTMLElement, specs: readonly FieldSpec[], onChange: (path: string) => void, context: (v: Values) => Values = () => ({})): SpecForm {
+  const controls = new Map<string, HTMLInputElement | HTMLSelectElement>();
+  const labels = new Map<string, HTMLElement>();
+  const errors = new Map<string, HTMLElement>();
+
+  function readAll(onlyShown: boolean): Values {
+    const values: Values = {};
+    for (const spec of specs) {
+      const control = controls.get(spec.path);
+      if (!control || (onlyShown && labels.get(spec.path)?.hidden)) continue;
+      const value = parse(spec, control.value, control instanceof HTMLInputElement && control.checked);
+      if (value !== undefined && !(spec.omitEmpty && value === '')) setPath(values, spec.path, value);
+    }
+    return values;
+  }
+
+  function setOptions(select: HTMLSelectElement, options: readonly string[], wanted: string): void {
+    const current = options.includes(wanted) ? wanted : (options[0] ?? '');
+    const same = select.options.length === options.length && options.every((o, i) => select.options[i]?.value === o);
+    if (!same) select.replaceChildren(...options.map((o) => h('option', { value: o }, o)));
+    select.value = current;
+  }
+
+  function put(spec: FieldSpec, value: unknown): void {
+    const control = controls.get(spec.path);
+    if (!control) return;
+    if (control instanceof HTMLInputElement && control.type === 'checkbox') control.checked = value === true;
+    else if (control instanceof HTMLSelectElement) setOptions(control, typeof spec.options === 'function' ? spec.options(readAll(false)) : (spec.options ?? []), textOf(spec, value));
+    else control.value = spec.kind === 'password' ? '' : textOf(spec, value);
+  }
+
+  const form: SpecForm = {
+    render(values, editing) {
+      controls.clear();
+      labels.clear();
+      errors.clear();
+      const built: HTMLElement[] = [];
+      for (const spec of specs) {
+        const common = { name: spec.path, 'data-path': spec.path, disabled: editing && spec.fixedOnEdit };
+        const type = spec.kind === 'number' || spec.kind === 'integer' ? 'number' : spec.kind === 'password' ? 'password' : 'text';
+        const control: HTMLInputElement | HTMLSelectElement =
+          spec.kind === 'select'
+            ? h('select', common)
+            : spec.kind === 'checkbox'
+              ? h('input', { ...common, type: 'checkbox' })
+              : h('input', { ...common, type, step: spec.kind === 'integer' ? '1' : spec.kind === 'number' ? 'any' : undefined, placeholder: spec.placeholder, autocomplete: spec.kind === 'password' ? 'new-password' : undefined });
+        control.addEventListener('change', () => {
+          form.refresh();
+          onChange(spec.path);
+        });
+        controls.set(spec.path, control);
+        const error = h('span', { class: 'field-error', 'data-error-for': spec.path, role: 'alert' });
+        errors.set(spec.path, error);
+        const label = spec.kind === 'checkbox' ? h('label', {}, control, ` ${spec.label}`, error) : h('label', { title: spec.hint }, spec.label, control, error);
+        labels.set(spec.path, label);
+        built.push(label);
+      }
+      container.replaceChildren(...built);
+      form.fill(values, false);
+    },
+    fill(values, onlyEmpty) {
+      for (const spec of specs) {
+        const control = controls.get(spec.path);
+        const value = getPath(values, spec.path);
+        if (!control) continue;
+        // A default fills an empty box (or picks a choice); what the user typed stays.
+        if (onlyEmpty && (value === undefined || (control instanceof HTMLInputElement && control.type !== 'checkbox' && control.value !== ''))) continue;
+        put(spec, value);
+      }
+      form.refresh();
+    },
+    refresh() {
+      // Twice: a choice that changes (changeType on dataType) may show or hide others.
+      for (let pass = 0; pass < 2; pass++) {
+        const all = { ...readAll(false), ...context(readAll(false)) };
+        for (const spec of specs) {
+          const label = labels.get(spec.path);
+          if (label) label.hidden = spec.when ? !spec.when(all) : false;
+          const control = controls.get(spec.path);
+          if (control instanceof HTMLSelectElement && typeof spec.options === 'function') setOptions(control, spec.options(all), control.value);
+        }
+      }
+    },
+    read() {
+      return readAll(true);
+    },
+    showErrors(err) {
+      for (const e of errors.values()) e.textContent = '';
+      const unclaimed: string[] = [];
+      const messages = err instanceof ApiError ? err.messages : [];
+      for (const m of messages) {
+        const slot = errors.get(m.property);
+        if (slot && !labels.get(m.property)?.hidden) slot.textContent = (slot.textContent ? `${slot.textContent}; ` : '') + m.message;
+        else unclaimed.push(`${m.property || '(body)'}: ${m.message}`);
+      }
+      return unclaimed;
+    },
+    clearErrors() {
+      for (const e of errors.values()) e.textContent = '';
+    },
+  };
+  return form;
+}
