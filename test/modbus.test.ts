@@ -268,9 +268,11 @@ describe('Modbus TCP driver', function () {
     assert.equal(await driver!.write!(scaled, 60.3), 60.5, 'answers what the register holds: raw 100.6 rounds to 101');
     assert.equal(device.holding.get(1), 101);
     assert.equal(await driver!.write!(float, 0.1), Math.fround(0.1));
+    const tenths = point('tenths', { offset: 6, multiplier: 0.1 }, 'NUMERIC', true);
+    assert.equal(await driver!.write!(tenths, 23.4), 23.4, 'raw 234 × 0.1 without binary noise (not 23.400000000000002)');
     await driver!.write!(scaled, 60);
     assert.equal(device.holding.get(1), 100);
-    assert.equal(device.requests.fc6, 2);
+    assert.equal(device.requests.fc6, 3);
     await driver!.write!(int32, -70000);
     assert.deepEqual([device.holding.get(2), device.holding.get(3)], wordsOf((b) => b.writeInt32BE(-70000)).reverse());
     await driver!.write!(float, 1.5);

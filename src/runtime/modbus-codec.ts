@@ -157,7 +157,10 @@ export function rawFromWords(words: ArrayLike<number>, index: number, locator: M
 export function valueFromWords(words: ArrayLike<number>, index: number, locator: ModbusLocator, dataType: DataType): number | boolean {
   const raw = rawFromWords(words, index, locator);
   if (dataType === 'BINARY') return raw !== 0;
-  const value = raw * locator.multiplier + locator.additive;
+  const scaled = raw * locator.multiplier + locator.additive;
+  // Scaling an integer register by a decimal multiplier leaves binary noise (234 × 0.1 =
+  // 23.400000000000002): 15 significant digits are more than any register holds, and drop it.
+  const value = locator.dataEncoding === 'FLOAT32' ? scaled : Number(scaled.toPrecision(15));
   // A multistate point takes integers; a fractional multiplier would otherwise leave e.g. 2.0000000001.
   return dataType === 'MULTISTATE' ? Math.round(value) : value;
 }
