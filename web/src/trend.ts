@@ -18,6 +18,8 @@ const FIT_MAX_MS = 7 * 86_400_000;
 const PERIOD_MS: Record<string, number> = { SECONDS: 1_000, MINUTES: 60_000, HOURS: 3_600_000 };
 /** A series with at most this many values in the chart also gets a dot per value. */
 const DOTS_UP_TO = 60;
+/** Room after the newest value, as a share of the range. */
+const EDGE_ROOM = 0.02;
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2'];
 const POLL_MS = 5_000;
 const ROLLUP_RELOAD_MS = 10_000;
@@ -211,18 +213,21 @@ export function trendView(): TrendView {
         height: 360,
         ms: 1,
         // The x range follows the query (a "last …" range slides with live values).
-        scales: { x: { time: true, range: (): uPlot.Range.MinMax => [query?.from ?? null, query?.to ?? null] } },
+        // A little room after the newest value, so that a dot there is not cut by the frame.
+        scales: { x: { time: true, range: (): uPlot.Range.MinMax => (query ? [query.from, query.to + (query.to - query.from) * EDGE_ROOM] : [null, null]) } },
         series: [
           { label: 'Time' },
           ...q.xids.map((xid, i) => ({
             label: names.get(xid) ?? xid,
+            value: (_u: uPlot, v: number | null) => (v === null ? '--' : `${Number(v.toPrecision(6))}${units.has(xid) ? ` ${units.get(xid)}` : ''}`),
             stroke: COLORS[i % COLORS.length]!,
             width: 2,
             spanGaps: true,
             points: { show: (_u: uPlot, s: number) => countOf(ys[s - 1]) <= DOTS_UP_TO, size: 7, fill: COLORS[i % COLORS.length]! },
           })),
         ],
-        axes: [{}, { label: axisUnits(q.xids), size: 60 }],
+        // x: ticks far enough apart that the first label (with the date) does not run into the next.
+        axes: [{ space: 80 }, { label: axisUnits(q.xids), size: 60 }],
       };
       plot = new uPlot(options, data, chartEl);
     } else {
@@ -269,7 +274,8 @@ export function trendView(): TrendView {
     if (!q) return;
     const how = q.rollup === 'NONE' ? 'raw values' : `${q.rollup} per ${q.timePeriods ?? 1} ${q.timePeriodType ?? ''}`.trim();
     const liveText = q.span === undefined ? 'fixed range' : live.state === 'open' ? 'live' : `polling every ${POLL_MS / 1000} s (live updates unavailable)`;
-    say(status, `${chartEl.dataset.points ?? 0} values, ${how}, ${liveText}`);
+    const count = Number(chartEl.dataset.points ?? 0);
+    say(status, `${count} ${count === 1 ? 'value' : 'values'}, ${how}, ${liveText}`);
   }
 
   function onLiveMessage(msg: unknown): void {
