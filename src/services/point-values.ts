@@ -59,7 +59,8 @@ export interface SetValueResult {
   annotation: string | null;
 }
 
-const pointNotFound = () => DomainError.notFound('Data point not found');
+/** Names the XID: a request for several points says which one is missing. */
+const pointNotFound = (xid: string) => DomainError.notFound(`Data point not found: ${xid}`);
 // Bounds how long another instance's rename or permission change can go unnoticed here.
 const POINT_CACHE_TTL_MS = 2_000;
 
@@ -211,7 +212,7 @@ export class PointValueService {
   /** The point, if it exists and the user may read it (404 before 403). */
   async readablePoint(user: Principal, xid: string): Promise<DataPointRecord> {
     const p = await this.point(xid);
-    if (!p) throw pointNotFound();
+    if (!p) throw pointNotFound(xid);
     assertPermission(user, p.readPermission);
     return p;
   }
@@ -251,7 +252,7 @@ export class PointValueService {
   /** PUT /point-values/<xid>: the point must be live and settable, the caller needs set permission. */
   async set(user: Principal, xid: string, body: unknown): Promise<SetValueResult> {
     const point = await this.point(xid);
-    if (!point) throw pointNotFound();
+    if (!point) throw pointNotFound(xid);
     assertPermission(user, point.setPermission);
     const input = (body ?? {}) as Record<string, unknown>;
     const problems: ValidationMessage[] = [];
@@ -378,7 +379,7 @@ export class PointValueService {
   /** DELETE /point-values/<xid>?from&to: history is the point's, so this needs edit permission. */
   async delete(user: Principal, xid: string, from: number, to: number): Promise<number> {
     const point = await this.point(xid);
-    if (!point) throw pointNotFound();
+    if (!point) throw pointNotFound(xid);
     assertPermission(user, point.readPermission);
     if (!(await this.points.mayEdit(user, point))) throw DomainError.accessDenied();
     const deleted = await this.store.delete(point.id, from, to);
