@@ -4,6 +4,7 @@
 // follows a hand-over, and says so in its log and in /metrics.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import pg from 'pg';
 import type { Logger } from 'pino';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { projectRoot } from '../src/paths.js';
@@ -237,6 +238,48 @@ describeCluster('instances of one installation (PostgreSQL metadata)', function 
       assert.equal(await runningOn(adminB, xid), null);
       await flushed();
       assert.equal(logged(runner, 'data source handed over', xid)?.reason, 'disabled');
+    });
+
+    it('follows the source when its instance loses its leases (its connection ends), and each sweep corrects a wrong name', async () => {
+      const xid = `ll-${Date.now().toString(36)}`;
+      const res = await adminA.post<{ id: number }>(`${API}/data-sources`, { xid, name: xid, modelType: 'VIRTUAL', enabled: true, updatePeriods: 1, updatePeriodType: 'HOURS' });
+      assert.equal(res.status, 201, res.text);
+      const id = res.body.id;
+      const runnerNow = async () => {
+        const here = [];
+        for (const i of [a, b]) if (await i.service.services.runtime.runsHere(id)) here.push(i);
+        return here.length === 1 ? here[0] : undefined;
+      };
+      const agreed = async (i: Started) => ((await runningOn(adminA, xid)) === i.name && (await runningOn(adminB, xid)) === i.name ? true : undefined);
+      const runner = await eventually('a runner', runnerNow);
+      await eventually('both name it', () => agreed(runner));
+
+      const db = new pg.Client({ connectionString: testDatabaseUrl });
+      await db.connect();
+      try {
+        // The runner's lease connection ends: found by this installation's lock on this source, so
+        // no other test's connection is touched.
+        const [{ value: installation }] = (await db.query<{ value: string }>(`select value from ${schema}.settings where key = 'installation.id'`)).rows as [{ value: string }];
+        const { rows } = await db.query<{ ended: boolean }>(
+          `select pg_terminate_backend(l.pid) as ended from pg_locks l
+            where l.locktype = 'advisory' and l.granted and l.objid = $1 and l.objsubid = 2
+              and l.classid::text::bigint = (hashtext($2)::bigint & 4294967295)`,
+          [id, `${installation}:source`],
+        );
+        assert.deepEqual(rows.map((r) => r.ended), [true]);
+        await eventually('the runner logs the lost lease', async () => {
+          await flushed();
+          return logged(runner, 'data source handed over', xid)?.reason === 'lease lost' ? true : undefined;
+        }, 10_000);
+        const next = await eventually('one runner again', runnerNow, 10_000, 100);
+        await eventually('both name the runner', () => agreed(next), 10_000, 100);
+
+        // A name that is wrong (written late, or by hand) is corrected by the runner's next sweep.
+        await db.query(`update ${schema}.data_sources set running_on = 'ghost' where id = $1`, [id]);
+        await eventually('the sweep writes the runner\'s name again', () => agreed(next), 10_000, 100);
+      } finally {
+        await db.end();
+      }
     });
 
     it('follows a take-over when the running instance stops, with a log line on each side; /metrics names the instance', async () => {

@@ -91,6 +91,8 @@ export interface PostgresPresenceOptions {
 }
 
 const REJOIN_MS = 1_000;
+/** A server that does not answer within this is not waited for (a start fails, a rejoin tries again). */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * Joins the installation's running instances, or refuses (ConfigError, exit code 2) when this
@@ -110,6 +112,7 @@ export async function postgresPresence(o: PostgresPresenceOptions): Promise<Pres
       connectionString: o.url,
       application_name: `device-data-service instance ${process.pid}`,
       keepAlive: true,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       ...(o.schema ? { options: `-c search_path=${o.schema}` } : {}),
     });
     c.on('error', (err) => o.log.warn({ err }, 'instance presence: connection lost'));
@@ -125,7 +128,9 @@ export async function postgresPresence(o: PostgresPresenceOptions): Promise<Pres
       await c.end().catch(() => undefined);
       throw err;
     }
-    client = c;
+    // Closed while joining again: leave at once.
+    if (closed) await c.end().catch(() => undefined);
+    else client = c;
   };
 
   const register = async (c: pg.Client): Promise<void> => {
