@@ -24,8 +24,8 @@ export interface RuntimeSources {
   findById(id: number): Promise<DataSourceRecord | undefined>;
   setState(id: number, state: DataSourceState, lastError: string | null): Promise<void>;
   setRunningOn(id: number, instance: string): Promise<void>;
-  /** Clears runningOn if it still names `instance`. */
-  clearRunningOn(id: number, instance: string): Promise<void>;
+  /** Clears runningOn of the sources that it still says run on `instance`. */
+  clearRunningOn(ids: readonly number[], instance: string): Promise<void>;
 }
 
 export interface RuntimePoints extends WarningStore {
@@ -118,7 +118,13 @@ export class DataSourceRuntime {
     this.stopped = true;
     clearInterval(this.sweeper);
     await Promise.all([...this.queues.values()]);
-    await Promise.all([...this.running.keys()].map((id) => this.stopNow(id, 'instance stopping')));
+    const ids = [...this.running.keys()];
+    // One statement for them all (an UPDATE each took ~1.5 ms on PGlite), while the leases are still held.
+    const cleared = await this.o.sources.clearRunningOn(ids, this.o.instance).then(
+      () => true,
+      (err: unknown) => this.o.log.warn({ err }, 'data source runtime: clearing runningOn failed'),
+    );
+    await Promise.all(ids.map((id) => this.stopNow(id, 'instance stopping', cleared === true)));
     await this.warnings.flush();
   }
 
@@ -264,7 +270,7 @@ export class DataSourceRuntime {
    * `handOver`: why another instance may run the source now: the lease goes back once the driver
    * has stopped (unless it was lost). Without it the source restarts here and keeps its lease.
    */
-  private async stopNow(sourceId: number, handOver?: HandOver): Promise<void> {
+  private async stopNow(sourceId: number, handOver?: HandOver, cleared = false): Promise<void> {
     const r = this.running.get(sourceId);
     if (r) {
       this.running.delete(sourceId);
@@ -275,7 +281,7 @@ export class DataSourceRuntime {
     if (r) {
       this.o.log.info({ source: r.source.xid, reason: handOver }, 'data source handed over');
       // Before the lease goes: the next holder's name is never overwritten.
-      await this.o.sources.clearRunningOn(sourceId, this.o.instance).catch((err: unknown) => this.o.log.warn({ err, sourceId }, 'data source: clearing runningOn failed'));
+      if (!cleared) await this.o.sources.clearRunningOn([sourceId], this.o.instance).catch((err: unknown) => this.o.log.warn({ err, sourceId }, 'data source: clearing runningOn failed'));
     }
     if (handOver !== 'lease lost') await this.leases.release(sourceId).catch((err: unknown) => this.o.log.warn({ err, sourceId }, 'data source lease release failed'));
   }
@@ -283,7 +289,7 @@ export class DataSourceRuntime {
   /** Makes runningOn say whether this instance runs the source. */
   private async correctRunningOn(sourceId: number): Promise<void> {
     if (this.running.has(sourceId)) await this.o.sources.setRunningOn(sourceId, this.o.instance);
-    else await this.o.sources.clearRunningOn(sourceId, this.o.instance);
+    else await this.o.sources.clearRunningOn([sourceId], this.o.instance);
   }
 
   private contextFor(r: RunningSource, points: readonly DataPointRecord[]): DriverContext {

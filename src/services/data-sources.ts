@@ -177,8 +177,8 @@ export class DataSourceService {
     return this.repo.setRunningOn(id, instance);
   }
 
-  clearRunningOn(id: number, instance: string): Promise<void> {
-    return this.repo.clearRunningOn(id, instance);
+  clearRunningOn(ids: readonly number[], instance: string): Promise<void> {
+    return this.repo.clearRunningOn(ids, instance);
   }
 
   /** A source saved by other means (a configuration import): the listeners hear it as if saved here. */

@@ -112,8 +112,9 @@ export class DataSourcesRepository extends CrudRepository<DataSourceRecord> {
     await this.db.query('update data_sources set running_on = $2 where id = $1', [id, instance]);
   }
 
-  /** `instance` handed the source over; a name written since by the next holder is kept. */
-  async clearRunningOn(id: number, instance: string): Promise<void> {
-    await this.db.query('update data_sources set running_on = null where id = $1 and running_on = $2', [id, instance]);
+  /** `instance` handed the sources over; a name written since by the next holder is kept. */
+  async clearRunningOn(ids: readonly number[], instance: string): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.query('update data_sources set running_on = null where id = any($1::integer[]) and running_on = $2', [ids, instance]);
   }
 }
