@@ -181,6 +181,45 @@ describeCluster('instances of one installation (PostgreSQL metadata)', function 
     });
   });
 
+  describe('an instance whose presence connection ends', () => {
+    const schema = newSchemaName();
+    after(() => dropSchema(schema));
+
+    it('joins again, so that an embedded-values instance is still refused', async () => {
+      const shared = await startInstance(schema, 'web-a');
+      const db = new pg.Client({ connectionString: testDatabaseUrl });
+      await db.connect();
+      try {
+        const [{ value: installation }] = (await db.query<{ value: string }>(`select value from ${schema}.settings where key = 'installation.id'`)).rows as [{ value: string }];
+        // The backend holding this installation's instance lock (no other test's connection).
+        const holder = async () => {
+          const { rows } = await db.query<{ pid: number }>(
+            `select l.pid from pg_locks l where l.locktype = 'advisory' and l.granted and l.objsubid = 2
+               and l.classid::text::bigint = (hashtext($1)::bigint & 4294967295)`,
+            [`${installation}:instances`],
+          );
+          return rows.map((r) => r.pid);
+        };
+        const [before] = await holder();
+        assert.ok(before, 'web-a holds its instance lock');
+        await db.query('select pg_terminate_backend($1)', [before]);
+        const [after] = await eventually('web-a holds its lock again, on a new connection', async () => {
+          const pids = await holder();
+          return pids.length === 1 && pids[0] !== before ? pids : undefined;
+        }, 10_000, 100);
+        assert.notEqual(after, before);
+        await flushed();
+        assert.ok(shared.lines.some((l) => l.msg === 'instance presence: connection lost'), 'the loss is logged');
+        await assert.rejects(startInstance(schema, 'duck', { VALUE_STORE: 'duckdb' }), (err: unknown) => err instanceof ConfigError && /^VALUE_STORE: .*instance web-a/.test(err.message));
+        const { rows } = await db.query<{ name: string }>(`select name from ${schema}.cluster_instances order by id`);
+        assert.deepEqual(rows.map((r) => r.name), ['web-a'], 'the row of the lost connection was replaced, not kept beside');
+      } finally {
+        await db.end();
+        await stopInstance(shared);
+      }
+    });
+  });
+
   describe('runningOn, hand-over and /metrics', () => {
     const schema = newSchemaName();
     let a: Started;
