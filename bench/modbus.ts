@@ -102,6 +102,7 @@ function source(port: number): DataSourceRecord {
     lastError: null,
     lastErrorTimestamp: null,
     lastErrorCleared: false,
+    runningOn: null,
   };
 }
 

@@ -4,6 +4,7 @@
 // an alarm is raised once.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -253,6 +254,10 @@ describeCluster('two instances as one service (PostgreSQL, VALUE_STORE=postgres)
 
     const victim = instances.find((i) => i.child.pid === owner)!;
     const survivor = instances.find((i) => i !== victim)!;
+    // Both instances name the runner (INSTANCE_NAME's default, host:pid).
+    const nameOf = (i: Instance) => `${hostname()}:${i.child.pid}`;
+    const runningOn = async (via: ApiClient) => (await via.get<{ runningOn: string | null }>(`${API}/data-sources/${ds}`)).body.runningOn;
+    assert.deepEqual([await runningOn(adminA), await runningOn(adminB)], [nameOf(victim), nameOf(victim)]);
     victim.child.kill('SIGKILL');
     await victim.exited;
     const killed = performance.now();
@@ -270,6 +275,7 @@ describeCluster('two instances as one service (PostgreSQL, VALUE_STORE=postgres)
     }, 10_000 - (performance.now() - killed), 100);
     console.log(`      SIGKILL of ${victim.name}: source running on ${survivor.name} after ${(performance.now() - killed).toFixed(0)} ms`);
     assert.ok(newer > before);
+    assert.equal(await runningOn(client), nameOf(survivor), 'the take-over wrote the survivor\'s name');
     instances = instances.filter((i) => i !== victim);
     await removeDir(victim.dataDir);
 
@@ -284,6 +290,8 @@ describeCluster('two instances as one service (PostgreSQL, VALUE_STORE=postgres)
       return holder === survivor.child.pid ? undefined : holder;
     }, 10_000, 100);
     assert.equal(third, c.child.pid);
+    const adminC = await loggedIn(c.url, 'admin', 'admin');
+    await eventually('runningOn names the third instance', async () => ((await runningOn(adminC)) === nameOf(c) ? true : undefined), 5_000, 50);
     console.log(`      SIGTERM of ${survivor.name}: source running on c after ${(performance.now() - stopped).toFixed(0)} ms`);
   });
 });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from '../src/config.js';
 
@@ -21,6 +22,10 @@ describe('loadConfig', () => {
     it('listens on port 8080 on every interface', () => {
       assert.equal(config.port, 8080);
       assert.equal(config.host, '0.0.0.0');
+    });
+
+    it('names the instance <host name>:<pid>', () => {
+      assert.equal(config.instanceName, `${hostname()}:${process.pid}`);
     });
 
     it('keeps data under ./data, resolved to an absolute path', () => {
@@ -132,6 +137,13 @@ describe('loadConfig', () => {
       assertRefused({ BASIC_AUTH_ENABLED: 'maybe' }, 'BASIC_AUTH_ENABLED');
       assertRefused({ RATE_LIMIT_ENABLED: 'enabled' }, 'RATE_LIMIT_ENABLED');
       assertRefused({ COOKIE_SECURE: '2' }, 'COOKIE_SECURE');
+    });
+
+    it('INSTANCE_NAME with characters that do not print, or longer than 100 characters', () => {
+      assert.equal(loadConfig({ INSTANCE_NAME: ' web-a ' }).instanceName, 'web-a');
+      assert.equal(loadConfig({ INSTANCE_NAME: 'Zürich 2 · büro' }).instanceName, 'Zürich 2 · büro');
+      assert.equal(loadConfig({ INSTANCE_NAME: 'n'.repeat(100) }).instanceName, 'n'.repeat(100));
+      for (const INSTANCE_NAME of ['web\na', 'web\u0000a', 'web\u200ba', 'web\ud800a', 'web\u2028a', 'n'.repeat(101)]) assertRefused({ INSTANCE_NAME }, 'INSTANCE_NAME');
     });
 
     it('DATABASE_URL that is not a postgres URL', () => {

@@ -111,6 +111,7 @@ function source(port: number, settings: Record<string, unknown> = {}): DataSourc
     lastError: null,
     lastErrorTimestamp: null,
     lastErrorCleared: false,
+    runningOn: null,
   };
 }
 

@@ -84,7 +84,7 @@ function source(settings: Record<string, unknown>): DataSourceRecord {
   const id = nextId++;
   return {
     id, xid: `DS_mqtt_${id}`, name: `mqtt ${id}`, enabled: true, modelType: 'MQTT_CLIENT', updatePeriods: 1, updatePeriodType: 'SECONDS',
-    readPermission: [], editPermission: [], settings: { clientId: '', username: '', password: '', qos: 0, ...settings }, state: 'RUNNING', lastError: null, lastErrorTimestamp: null, lastErrorCleared: false,
+    readPermission: [], editPermission: [], settings: { clientId: '', username: '', password: '', qos: 0, ...settings }, state: 'RUNNING', lastError: null, lastErrorTimestamp: null, lastErrorCleared: false, runningOn: null,
   };
 }
 

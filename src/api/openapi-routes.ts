@@ -197,7 +197,7 @@ export const ROUTES: readonly RouteDoc[] = [
   // Data sources
   { method: 'get', path: `${API}/data-sources/by-xid/{xid}`, tag: 'Data sources', summary: 'Get a data source by XID', access: 'user', params: ['xid'], success: [ok('The data source', json(ref('data-source-view')))], errors: [403, 404] },
   { method: 'put', path: `${API}/data-sources/enable-disable/{xid}`, tag: 'Data sources', summary: 'Enable or disable a data source', access: 'user', params: ['xid'], body: { schema: 'enable-disable', required: true }, success: [ok('The data source', json(ref('data-source-view')))], errors: [403, 404] },
-  ...crud('Data sources', 'data-sources', 'data source', 'data-source', 'data-source-view', 'id, xid, name, enabled, modelType, state'),
+  ...crud('Data sources', 'data-sources', 'data source', 'data-source', 'data-source-view', 'id, xid, name, enabled, modelType, state, runningOn'),
   ...crud('Data points', 'data-points', 'data point', 'data-point', 'data-point-view', 'id, xid, name, enabled, deviceName, dataSourceXid, dataType, settable, unit, tags.<key>'),
   ...crud('Event detectors', 'event-detectors', 'event detector', 'event-detector', 'event-detector-view', 'id, xid, name, dataPointXid, detectorType, alarmLevel'),
 
