@@ -1,5 +1,6 @@
 // PostgreSQL server through a pg pool (DATABASE_URL).
 import pg from 'pg';
+import { hearClientErrors, pgTransaction } from '../pg-clients.js';
 import { isLostConnection, rethrowUnavailable } from '../unavailable.js';
 import type { MetadataDb, Queryable, Row } from './db.js';
 
@@ -17,7 +18,7 @@ const unavailable = rethrowUnavailable('The metadata store');
 const isRead = (sql: string) => /^\s*select\b/i.test(sql);
 
 export async function openPostgres(url: string, poolSize: number, schema?: string): Promise<MetadataDb> {
-  const pool = new pg.Pool({
+  const pool = hearClientErrors(new pg.Pool({
     connectionString: url,
     max: poolSize,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
@@ -25,9 +26,7 @@ export async function openPostgres(url: string, poolSize: number, schema?: strin
     types,
     // A per-test schema keeps parallel suites apart; production uses the default search_path.
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
-  });
-  // An idle client that loses its server must not crash the process; the next query reconnects.
-  pool.on('error', () => undefined);
+  }));
   if (schema) await pool.query(`create schema if not exists ${schema}`);
   // A lost server surfaces as the store's 503 (DomainError 'unavailable'); the pool reconnects later.
   const on = (c: pg.Pool | pg.PoolClient): Queryable => ({
@@ -51,24 +50,9 @@ export async function openPostgres(url: string, poolSize: number, schema?: strin
   return {
     engine: 'postgresql',
     ...on(pool),
-    async transaction(fn) {
-      const client = await pool.connect().catch(unavailable);
-      // A connection whose rollback fails is discarded rather than handed to the next request.
-      let broken = false;
-      try {
-        await client.query('begin').catch(unavailable);
-        const result = await fn(on(client));
-        await client.query('commit').catch(unavailable);
-        return result;
-      } catch (err) {
-        await client.query('rollback').catch(() => {
-          broken = true;
-        });
-        throw err;
-      } finally {
-        client.release(broken);
-      }
-    },
+    // A connection lost mid-transaction is discarded and the transaction fails with the 503; one found
+    // dead at BEGIN is replaced. fn is not run twice: it may do more than send statements.
+    transaction: (fn) => pgTransaction(pool, (client) => fn(on(client))).catch(unavailable),
     ping: async () => {
       await pool.query('select 1');
     },

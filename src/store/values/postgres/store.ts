@@ -10,6 +10,7 @@ import type pg from 'pg';
 import { bucketCeil, bucketOf } from '../aggregates.js';
 import { MAX_TS, sortRows, validate, type SortedRows } from '../sort.js';
 import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue, type ValueBatch } from '../types.js';
+import { pgTransaction } from '../../pg-clients.js';
 import { concatBatches } from '../write-buffer.js';
 import { copyIn, encodeBinaryCopy } from './copy.js';
 import { createPartitionSql, monthOf, monthOfPartition, monthsOf, monthStart, partitionName, type MonthIndex } from './partitions.js';
@@ -218,11 +219,13 @@ export class PostgresStore implements PointValueStore {
     await this.ensurePartitions(monthsOf(batch.ts, batch.length));
     const touched = touchedBuckets(batch, rows);
     const chunks = encodeBinaryCopy(batch, rows);
+    let staging: pg.PoolClient | undefined;
     await this.transaction(async (c) => {
+      staging = undefined;
       await c.query(SQL.lockSeries, [this.seriesLockKey, rows.segSeries]);
       if (!this.staged.has(c)) {
         await c.query(CREATE_STAGE);
-        this.staged.add(c);
+        staging = c;
       }
       await copyIn(c, SQL.copyStage, chunks);
       const firstTs = rows.segStart.map((k) => batch.ts[rows.perm[k]!]!);
@@ -230,25 +233,16 @@ export class PostgresStore implements PointValueStore {
       await c.query(probe[0]?.late === false ? SQL.insert : SQL.upsert);
       await c.query(SQL.recompute, [touched.series, touched.bucket]);
     });
+    // Only a committed CREATE leaves the table there: a rolled-back one makes it again next time.
+    if (staging) this.staged.add(staging);
   }
 
-  private async transaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    const c = await this.pool.connect();
-    // A connection whose rollback fails is discarded rather than handed out again.
-    let broken = false;
-    try {
-      await c.query('BEGIN');
-      const result = await fn(c);
-      await c.query('COMMIT');
-      return result;
-    } catch (err) {
-      await c.query('ROLLBACK').catch(() => {
-        broken = true;
-      });
-      throw err;
-    } finally {
-      c.release(broken);
-    }
+  /**
+   * Every write transaction only sends statements, so one whose connection was lost before COMMIT
+   * (nothing committed) runs once more on a new connection; after COMMIT was sent the loss is thrown.
+   */
+  private transaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    return pgTransaction(this.pool, fn, { rerunnable: true });
   }
 
   private async deleteNow(series: number, from: number, to: number): Promise<number> {
