@@ -85,7 +85,8 @@ export class DataSourceRuntime {
     this.warnings = new PointWarnings(o.points, o.log);
     this.leases = o.leases ?? { shared: false, tryAcquire: async () => true, release: async () => undefined, onLost: () => undefined };
     this.leases.onLost(() => {
-      for (const id of [...this.running.keys()]) void this.enqueue(id, () => this.stopNow(id, false));
+      // Also the sources whose start is under way: it may have taken its lease on the lost connection.
+      for (const id of new Set([...this.running.keys(), ...this.queues.keys()])) void this.enqueue(id, () => this.stopNow(id, false));
     });
   }
 
@@ -211,11 +212,18 @@ export class DataSourceRuntime {
     // Another instance runs it: that instance keeps its state.
     if (!(await this.leases.tryAcquire(ds.id))) return;
     const r = new RunningSource(ds);
-    const points = (await this.o.points.forSource(ds.id)).filter((p) => p.enabled);
-    this.running.set(ds.id, r);
-    await this.o.sources.setState(ds.id, 'RUNNING', ds.lastError);
-    r.driver = factory(this.contextFor(r, points));
-    await r.driver.start();
+    try {
+      const points = (await this.o.points.forSource(ds.id)).filter((p) => p.enabled);
+      this.running.set(ds.id, r);
+      await this.o.sources.setState(ds.id, 'RUNNING', ds.lastError);
+      r.driver = factory(this.contextFor(r, points));
+      await r.driver.start();
+    } catch (err) {
+      // Not started (a store unavailable a moment): the lease goes back, so that a sweep, here or on
+      // another instance, starts the source again rather than nobody running it.
+      await this.stopNow(ds.id);
+      throw err;
+    }
   }
 
   /** `release`: hand the lease back once the driver has stopped (not when it restarts here). */
