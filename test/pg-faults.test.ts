@@ -12,6 +12,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import WebSocket from 'ws';
 import { ApiClient, loggedIn } from './helpers/client.js';
 import { dropSchema, newSchemaName, removeDir, tempDir, testDatabaseUrl } from './helpers/engines.js';
 import { eventually } from './helpers/wait.js';
@@ -168,12 +169,14 @@ function importDocument(xid: string): unknown {
 
 /**
  * Creates sources and imports configurations (remembering the XIDs of those acknowledged) and reads
- * points and sources, until the storm ends.
+ * points, sources and the latest values of `points` (filling the caches the cluster keeps right),
+ * until the storm ends.
  */
-async function metadataLoop(writer: ApiClient, reader: ApiClient, prefix: string, created: string[], outcomes: Outcomes, running: () => boolean): Promise<void> {
+async function metadataLoop(writer: ApiClient, reader: ApiClient, prefix: string, points: readonly string[], created: string[], outcomes: Outcomes, running: () => boolean): Promise<void> {
   for (let i = 0; running(); i++) {
     const xid = `${prefix}-${i}`;
     const steps: [string, () => Promise<{ status: number; text: string }>][] = [
+      ['GET /point-values/latest', () => reader.get(`${API}/point-values/latest/${points[i % points.length]}?limit=1`)],
       ['POST /data-sources', () => writer.post(`${API}/data-sources`, { xid, name: xid, modelType: 'VIRTUAL', enabled: false })],
       ['POST /configuration/import', () => writer.post(`${API}/configuration/import`, importDocument(`${xid}-imp`))],
       ['GET /data-points', () => reader.get(`${API}/data-points?limit(20)`)],
@@ -296,7 +299,7 @@ describePg('PostgreSQL ending the service\'s connections every 2 s under load', 
     const metaReader = admins[admins.length - 1]!;
     const work = [
       ...ingests.map((ingest, k) => ingestLoop(clientsFor[k]!, k, ingest, outcomes, running)),
-      metadataLoop(metaWriter, metaReader, 'meta', created, outcomes, running),
+      metadataLoop(metaWriter, metaReader, 'meta', ingests.flatMap((i) => i.xids), created, outcomes, running),
     ];
     const started = Date.now();
     const rounds = await storm(db, appNames, instances);
@@ -320,6 +323,19 @@ describePg('PostgreSQL ending the service\'s connections every 2 s under load', 
     // Every acknowledged write is there, read through every instance.
     let checked = 0;
     for (const client of admins) for (const [k, ingest] of ingests.entries()) checked += await assertIngested(client, k, ingest);
+    // Every instance's latest value is the stored newest: none kept a value another instance replaced
+    // while its channel was down (it resyncs when the channel is back).
+    for (const xid of ingests.flatMap((i) => i.xids)) {
+      const values = await stored(admin, xid);
+      let newest = -Infinity;
+      for (const ts of values.keys()) newest = Math.max(newest, ts);
+      for (const [n, client] of admins.entries()) {
+        await eventually(`the latest value of ${xid} through ${instances[n]!.name}`, async () => {
+          const res = await client.get<{ timestamp: number; value: number }[]>(`${API}/point-values/latest/${xid}?limit=1`);
+          return res.body[0]?.timestamp === newest && res.body[0].value === values.get(newest) ? true : undefined;
+        }, 5_000, 100);
+      }
+    }
     console.log(`      ${checked} acknowledged values read back exactly (through each instance); ${created.length} sources created or imported, all there`);
     for (const xid of created) assert.equal((await admin.get(`${API}/data-sources/${xid}`)).status, 200, `source ${xid} acknowledged is there`);
     for (const xid of created.filter((x) => x.endsWith('-imp'))) {
@@ -342,13 +358,29 @@ describePg('PostgreSQL ending the service\'s connections every 2 s under load', 
     instances.push(await startInstance('b', schema, appNames[1]!, 'postgres'));
     const { admins } = await survive(appNames, [instances[0]!, instances[1]!, instances[0]!, instances[1]!]);
 
-    // The channel listens again: a value written through A is the latest through B.
-    const ts = Date.now();
-    assert.equal((await admins[0]!.post(`${API}/point-values`, [{ xid: 'in-0-a', value: 42.5, timestamp: ts }])).status, 200);
-    await eventually('B reads the newest value A took', async () => {
-      const res = await admins[1]!.get<{ timestamp: number; value: number }[]>(`${API}/point-values/latest/in-0-a?limit=1`);
-      return res.body[0]?.timestamp === ts && res.body[0].value === 42.5 ? true : undefined;
-    }, 5_000, 50);
+    // The channel carries again: a value written through A reaches a WebSocket client on B.
+    const token = await admins[1]!.post<{ token: string }>(`${API}/auth-tokens/create`, {});
+    assert.equal(token.status, 201, token.text);
+    const ws = new WebSocket(`${instances[1]!.url.replace(/^http/, 'ws')}${API}/websocket/point-value`, { headers: { authorization: `Bearer ${token.body.token}` } });
+    const updates: number[] = [];
+    ws.on('message', (d: Buffer) => {
+      const m = JSON.parse(d.toString()) as { payload: { event: string; value?: { timestamp: number } } };
+      if (m.payload.event === 'UPDATE' && m.payload.value) updates.push(m.payload.value.timestamp);
+    });
+    try {
+      await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
+      ws.send(JSON.stringify({ xid: 'in-0-a', eventTypes: ['UPDATE'] }));
+      // B announces what it follows within seconds; A relays the values of followed points.
+      const sent: number[] = [];
+      await eventually('a value written through A, live on B', async () => {
+        const ts = Date.now();
+        assert.equal((await admins[0]!.post(`${API}/point-values`, [{ xid: 'in-0-a', value: 42.5, timestamp: ts }])).status, 200);
+        sent.push(ts);
+        return updates.some((t) => sent.includes(t)) ? true : undefined;
+      }, 15_000, 250);
+    } finally {
+      ws.terminate();
+    }
   });
 
   it('one instance with DuckDB values and PostgreSQL metadata lives on, nothing acknowledged is lost', async () => {
