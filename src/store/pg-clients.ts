@@ -4,7 +4,7 @@
 // statements, a COPY) needs a listener of its own for its whole life. What the error means for the
 // work under way reaches that work through its query's rejection; the listener only keeps it heard.
 import type pg from 'pg';
-import { isStoreUnreachable } from './unavailable.js';
+import { isLostConnection, isStoreUnreachable } from './unavailable.js';
 
 /** Gives every client of `pool`, idle or checked out, an error listener for its life. */
 export function hearClientErrors(pool: pg.Pool): pg.Pool {
@@ -14,6 +14,21 @@ export function hearClientErrors(pool: pg.Pool): pg.Pool {
   // no longer queryable: its queries reject, and the pool discards it when it is released.
   pool.on('connect', (client) => client.on('error', () => undefined));
   return pool;
+}
+
+/**
+ * A statement without side effects on the pool. An idle connection the server ended fails the first
+ * statement sent on it, so one that failed so is sent again, on the next connection (the pool drops
+ * broken ones), up to `attempts` times in all.
+ */
+export async function pgRead<T extends pg.QueryResultRow>(pool: pg.Pool, text: string, values: unknown[] | undefined, attempts: number): Promise<pg.QueryResult<T>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await pool.query<T>(text, values);
+    } catch (err) {
+      if (attempt >= attempts || !isLostConnection(err)) throw err;
+    }
+  }
 }
 
 /** Times a transaction is begun on a fresh connection when its connection was found dead before any work. */

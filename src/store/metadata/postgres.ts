@@ -1,7 +1,7 @@
 // PostgreSQL server through a pg pool (DATABASE_URL).
 import pg from 'pg';
-import { hearClientErrors, pgTransaction } from '../pg-clients.js';
-import { isLostConnection, rethrowUnavailable } from '../unavailable.js';
+import { hearClientErrors, pgRead, pgTransaction } from '../pg-clients.js';
+import { rethrowUnavailable } from '../unavailable.js';
 import type { MetadataDb, Queryable, Row } from './db.js';
 
 /** int8 (counts, sums) as JS numbers, like PGlite does; our values stay far below 2^53. */
@@ -31,17 +31,10 @@ export async function openPostgres(url: string, poolSize: number, schema?: strin
   // A lost server surfaces as the store's 503 (DomainError 'unavailable'); the pool reconnects later.
   const on = (c: pg.Pool | pg.PoolClient): Queryable => ({
     query: async <T extends Row>(text: string, values?: readonly unknown[]) => {
-      const run = () => c.query<T>(text, values ? [...values] : undefined);
-      // An idle pooled connection the server ended (a restart, an administrator) fails the first
-      // query sent on it; a read is safely sent again, on the next connection (broken ones are dropped).
-      const retries = c === pool && isRead(text) ? poolSize : 0;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          return (await run()).rows;
-        } catch (err) {
-          if (attempt >= retries || !isLostConnection(err)) unavailable(err);
-        }
-      }
+      const params = values ? [...values] : undefined;
+      // A read is safely sent again when its connection was lost (a restart, an administrator).
+      const run = c === pool && isRead(text) ? pgRead<T>(pool, text, params, poolSize + 1) : c.query<T>(text, params);
+      return (await run.catch(unavailable)).rows;
     },
     exec: async (script: string) => {
       await c.query(script).catch(unavailable);
