@@ -260,7 +260,15 @@ async function runDetectorsOnOneInstance(detectors: DetectorRuntime, leases: Clu
     inTurn(async () => {
       if (stopped || running || !(await leases.tryAcquire('detectors', 0))) return;
       running = true;
-      await detectors.start();
+      try {
+        await detectors.start();
+      } catch (err) {
+        // Not started (a store unavailable a moment): let the lease go for the next sweep, here or elsewhere.
+        running = false;
+        await detectors.stop();
+        await leases.release('detectors', 0);
+        throw err;
+      }
       log.info('event detectors run on this instance');
     });
   leases.onLost(() =>

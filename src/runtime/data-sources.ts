@@ -56,7 +56,7 @@ export interface SourceLeases {
 }
 
 /** Why this instance stopped running a source that another may now run. */
-export type HandOver = 'instance stopping' | 'disabled' | 'deleted' | 'no driver' | 'lease lost';
+export type HandOver = 'instance stopping' | 'disabled' | 'deleted' | 'no driver' | 'lease lost' | 'start failed';
 
 /** How long a source-free message names who let the source go, for the take-over log line. */
 const RELEASED_BY_MS = 10_000;
@@ -100,7 +100,8 @@ export class DataSourceRuntime {
     this.warnings = new PointWarnings(o.points, o.log);
     this.leases = o.leases ?? { shared: false, tryAcquire: async () => true, release: async () => undefined, onLost: () => undefined };
     this.leases.onLost(() => {
-      for (const id of [...this.running.keys()]) void this.enqueue(id, () => this.stopNow(id, 'lease lost'));
+      // Also the sources whose start is under way: it may have taken its lease on the lost connection.
+      for (const id of new Set([...this.running.keys(), ...this.queues.keys()])) void this.enqueue(id, () => this.stopNow(id, 'lease lost'));
     });
   }
 
@@ -250,11 +251,18 @@ export class DataSourceRuntime {
     if (!wasHere) this.tookOver(ds);
     if (ds.runningOn !== this.o.instance) await this.o.sources.setRunningOn(ds.id, this.o.instance);
     const r = new RunningSource(ds);
-    const points = (await this.o.points.forSource(ds.id)).filter((p) => p.enabled);
-    this.running.set(ds.id, r);
-    await this.o.sources.setState(ds.id, 'RUNNING', ds.lastError);
-    r.driver = factory(this.contextFor(r, points));
-    await r.driver.start();
+    try {
+      const points = (await this.o.points.forSource(ds.id)).filter((p) => p.enabled);
+      this.running.set(ds.id, r);
+      await this.o.sources.setState(ds.id, 'RUNNING', ds.lastError);
+      r.driver = factory(this.contextFor(r, points));
+      await r.driver.start();
+    } catch (err) {
+      // Not started (a store unavailable a moment): the lease goes back, so that a sweep, here or on
+      // another instance, starts the source again rather than nobody running it.
+      await this.stopNow(ds.id, 'start failed');
+      throw err;
+    }
   }
 
   /** Logs that this instance runs a source now, and from whom it took it over when known. */

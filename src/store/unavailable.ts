@@ -45,9 +45,9 @@ export function storeUnavailable(store: string, cause?: unknown): DomainError {
   return new DomainError('unavailable', `${store} is unavailable; try again shortly`, { retryAfterSeconds: RETRY_AFTER_SECONDS, cause });
 }
 
-/** Rethrows `err` as the store's 503 when it says the server is unreachable, else as it is. */
+/** Rethrows `err` as the store's 503 when it says the server is unreachable, else (and a DomainError) as it is. */
 export function rethrowUnavailable(store: string): (err: unknown) => never {
   return (err: unknown) => {
-    throw isStoreUnreachable(err) ? storeUnavailable(store, err) : err;
+    throw !(err instanceof DomainError) && isStoreUnreachable(err) ? storeUnavailable(store, err) : err;
   };
 }

@@ -41,7 +41,10 @@ export function postgresWriterLock(o: WriterLockOptions): WriterLock {
       ...(o.schema ? { options: `-c search_path=${o.schema}` } : {}),
     });
     // A lost connection frees the lock; the next turn connects again.
-    c.on('error', (err) => o.log.warn({ err }, 'writer lock: connection lost'));
+    c.on('error', (err) => {
+      o.log.warn({ err }, 'writer lock: connection lost');
+      if (client === c) client = undefined;
+    });
     c.on('end', () => {
       if (client === c) client = undefined;
     });

@@ -2,6 +2,7 @@
 // against the server, the table claimed for the installation, then handed to initQuestDbStore.
 import pg from 'pg';
 import { ConfigError } from '../../../config.js';
+import { hearClientErrors } from '../../pg-clients.js';
 import { engineLogger } from '../hooks.js';
 import { DEFAULT_TABLE, validateTableName, type QuestDbStoreOptions } from './config.js';
 import { ilpTransport } from './ilp.js';
@@ -22,9 +23,7 @@ export async function openQuestDbStore(options: QuestDbStoreOptions): Promise<Qu
     throw err instanceof ConfigError ? err : new ConfigError(`QUESTDB_ILP: cannot reach the QuestDB server: ${(err as Error).message}`);
   });
   // A server that does not answer is unavailable (503) after these, never waited on for ever.
-  const pool = new pg.Pool({ connectionString: options.pg, max: options.poolSize ?? 4, connectionTimeoutMillis: 10_000, query_timeout: 60_000 });
-  // An idle client that loses its server must not crash the process; the next query reconnects.
-  pool.on('error', () => undefined);
+  const pool = hearClientErrors(new pg.Pool({ connectionString: options.pg, max: options.poolSize ?? 4, connectionTimeoutMillis: 10_000, query_timeout: 60_000 }));
   const query = async <T extends object>(text: string) => (await pool.query(text)).rows as T[];
   const ilp = ilpTransport(options.ilp);
   try {
