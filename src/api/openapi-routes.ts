@@ -286,10 +286,10 @@ export const ROUTES: readonly RouteDoc[] = [
     tag: 'Point values',
     summary: 'Purge old values (superadmin)',
     description:
-      'With `before`, deletes the listed points\' values (every point\'s when `xids` is absent) older than it; without it, applies the retention settings now. Caches and rollups agree with the remaining history afterwards. The purge also runs in the background at least daily.',
+      'With `before`, deletes the listed points\' values (every point\'s when `xids` is absent) older than it; without it, applies the listed points\' (every point\'s) retention settings now: purgePeriod when purgeOverride, else HISTORY_RETENTION; a point with neither keeps every value and is counted in keptForever. Caches and rollups agree with the remaining history afterwards. The purge also runs in the background at least daily.',
     access: 'user',
     body: { schema: 'point-values-purge', required: false },
-    success: [ok('Values deleted', json(ref('point-values-deleted')))],
+    success: [ok('Values deleted, and the points the purge applied to', json(ref('point-values-purged')))],
     errors: [403],
   },
   { method: 'delete', path: `${API}/point-values/{xid}`, tag: 'Point values', summary: 'Delete values in a range', description: 'Needs edit permission on the point.', access: 'user', params: ['xid', 'deleteFrom', 'deleteTo'], success: [ok('Values deleted', json(ref('point-values-deleted')))], errors: [400, 403, 404] },
