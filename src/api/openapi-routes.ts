@@ -203,7 +203,7 @@ export const ROUTES: readonly RouteDoc[] = [
 
   // Events
   { method: 'get', path: `${API}/events`, tag: 'Events', summary: 'List events', description: `${RQL_NOTE} Properties: id, active, acknowledged, alarmLevel (ordered), activeTimestamp, rtnTimestamp, eventType, dataPointXid, dataSourceXid.`, access: 'user', params: ['rql'], success: [ok('Events of points and sources the caller may read', json(listOf('event')))], errors: [400] },
-  { method: 'post', path: `${API}/events/acknowledge`, tag: 'Events', summary: 'Acknowledge every event an RQL query matches', description: RQL_NOTE, access: 'user', params: ['rql'], success: [ok('How many were acknowledged', json(ref('events-acknowledged')))], errors: [400] },
+  { method: 'post', path: `${API}/events/acknowledge`, tag: 'Events', summary: 'Acknowledge every event an RQL query matches', description: `${RQL_NOTE} The selection is the query alone (e.g. \`?in(id,7,8)\`): a request body is a 400 (none, an empty one, \`null\` or \`{}\` are accepted).`, access: 'user', params: ['rql'], success: [ok('How many were acknowledged', json(ref('events-acknowledged')))], errors: [400] },
   { method: 'put', path: `${API}/events/acknowledge/{id}`, tag: 'Events', summary: 'Acknowledge an event', description: 'Acknowledging again keeps the first acknowledgement. No body.', access: 'user', params: ['eventId'], success: [ok('The event', json(ref('event')))], errors: [403, 404] },
   { method: 'get', path: `${API}/events/{id}`, tag: 'Events', summary: 'Get an event', access: 'user', params: ['eventId'], success: [ok('The event', json(ref('event')))], errors: [403, 404] },
 
