@@ -35,6 +35,10 @@ export async function startService(config: Config, baseLog: Logger = pino({ leve
         config.adminPassword ? 'created user admin with ADMIN_PASSWORD' : 'created user admin with password "admin": change it now',
       );
     }
+    const caseTwins = await services.users.assignUsernameKeys();
+    if (caseTwins.length > 0) {
+      log.warn({ usernames: caseTwins }, 'these users\' names differ from another user\'s only in case (made before usernames were unique ignoring case): they log in as before; rename them');
+    }
   } catch (err) {
     await db.close().catch(() => undefined);
     throw err;

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import WebSocket from 'ws';
 import { ApiClient, loggedIn } from './helpers/client.js';
+import { Device } from './helpers/modbus-device.js';
 import { dropSchema, newSchemaName, removeDir, tempDir, testDatabaseUrl } from './helpers/engines.js';
 import { eventually, freePort } from './helpers/wait.js';
 
@@ -231,6 +232,46 @@ describeCluster('two instances as one service (PostgreSQL, VALUE_STORE=postgres)
         const latest = await other.get<{ value: number }[]>(`${API}/point-values/latest/${xid}?limit=1`);
         return latest.body[0]?.value === value ? true : undefined;
       }, 1_000, 10);
+    }
+  });
+
+  it('a set value needs read permission through either instance, refused before the relay reaches the device', async () => {
+    const device = new Device(await freePort());
+    device.setWords(3, [7]);
+    await device.start();
+    try {
+      const ds = unique('mds');
+      const source = { xid: ds, name: ds, modelType: 'MODBUS_IP', enabled: true, updatePeriods: 1, updatePeriodType: 'SECONDS', host: '127.0.0.1', port: device.port, timeoutMs: 500, retries: 0 };
+      assert.equal((await adminA.post(`${API}/data-sources`, source)).status, 201);
+      const xid = unique('mdp');
+      const point = {
+        xid, name: xid, dataSourceXid: ds, readPermission: ['readers'], setPermission: ['setters'],
+        pointLocator: { dataType: 'NUMERIC', settable: true, offset: 3, registerType: 'HOLDING' },
+      };
+      assert.equal((await adminA.post(`${API}/data-points`, point)).status, 201);
+      const name = unique('setter');
+      assert.equal((await adminA.post(`${API}/users`, { username: name, password: 'setter-password-1', permissions: ['setters'] })).status, 201);
+      const setters = [await loggedIn(a.url, name, 'setter-password-1'), await loggedIn(b.url, name, 'setter-password-1')];
+      const writes = () => device.requests.fc6 + device.requests.fc16;
+      const before = writes();
+      for (const via of setters) {
+        const res = await via.put(`${API}/point-values/${xid}`, { dataType: 'NUMERIC', value: 42 });
+        assert.equal(res.status, 403, res.text);
+      }
+      assert.equal(writes(), before, 'neither instance wrote the device');
+      assert.equal(device.holding.get(3), 7);
+
+      // With read permission the same user sets through both, one of them relaying to the other.
+      assert.equal((await adminA.put(`${API}/data-points/${xid}`, { ...point, readPermission: ['readers', 'setters'] })).status, 200);
+      for (const [i, via] of setters.entries()) {
+        await eventually(`set through ${i === 0 ? 'A' : 'B'}`, async () => {
+          const res = await via.put(`${API}/point-values/${xid}`, { dataType: 'NUMERIC', value: 50 + i });
+          return res.status === 200 ? true : undefined;
+        }, 5_000, 100);
+        assert.equal(device.holding.get(3), 50 + i);
+      }
+    } finally {
+      await device.stop();
     }
   });
 

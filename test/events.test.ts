@@ -183,6 +183,31 @@ for (const engine of metadataEngines()) {
       assertError(await admin.post(`${EV}/acknowledge?eq(nope,1)`), 400, 4013);
     });
 
+    it('POST /events/acknowledge refuses a body (400, select by RQL) and acknowledges nothing; no body, blank, null and {} are none', async () => {
+      const raise = async (message: string) => (await ev().raise({ alarmLevel: 'WARNING', eventType: 'SYSTEM', subType: 'OTHER', message })).id;
+      const first = await raise('body-1');
+      const second = await raise('body-2');
+      const unacknowledged = async () => idsOf(admin, `in(id,${first},${second})&acknowledged=false&sort(id)`);
+      const refused: { body?: unknown; rawBody?: string; headers?: Record<string, string> }[] = [
+        { body: { ids: [first] } },
+        { body: [first] },
+        { body: { key: 'events.ack', args: [] } },
+        { rawBody: 'ids=1', headers: { 'content-type': 'application/x-www-form-urlencoded' } },
+        { rawBody: `{"ids":[${first}]${' '.repeat(5000)}}` },
+      ];
+      for (const { body, ...options } of refused) {
+        const res = await admin.post(`${EV}/acknowledge?in(id,${first})`, body, options);
+        assertError(res, 400, 4005);
+        assert.match((res.body as { message: string }).message, /RQL query only, e\.g\. \/events\/acknowledge\?in\(id,7,8\)/);
+      }
+      assert.deepEqual(await unacknowledged(), [first, second], 'a refused request acknowledged nothing');
+      for (const rawBody of ['', '  ', 'null', '{ }']) {
+        const res = await admin.post<{ count: number }>(`${EV}/acknowledge?in(id,${first})`, undefined, { rawBody });
+        assert.equal(res.status, 200, `${JSON.stringify(rawBody)}: ${res.text}`);
+      }
+      assert.deepEqual(await unacknowledged(), [second], 'the query alone selected');
+    });
+
     it('the acknowledging username is kept after the user is deleted', async () => {
       await createUser(admin, 'temp-acker', PASSWORD);
       const temp = await loggedIn(app.url, 'temp-acker', PASSWORD);

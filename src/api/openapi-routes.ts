@@ -203,7 +203,7 @@ export const ROUTES: readonly RouteDoc[] = [
 
   // Events
   { method: 'get', path: `${API}/events`, tag: 'Events', summary: 'List events', description: `${RQL_NOTE} Properties: id, active, acknowledged, alarmLevel (ordered), activeTimestamp, rtnTimestamp, eventType, dataPointXid, dataSourceXid.`, access: 'user', params: ['rql'], success: [ok('Events of points and sources the caller may read', json(listOf('event')))], errors: [400] },
-  { method: 'post', path: `${API}/events/acknowledge`, tag: 'Events', summary: 'Acknowledge every event an RQL query matches', description: RQL_NOTE, access: 'user', params: ['rql'], success: [ok('How many were acknowledged', json(ref('events-acknowledged')))], errors: [400] },
+  { method: 'post', path: `${API}/events/acknowledge`, tag: 'Events', summary: 'Acknowledge every event an RQL query matches', description: `${RQL_NOTE} The selection is the query alone (e.g. \`?in(id,7,8)\`): a request body is a 400 (none, an empty one, \`null\` or \`{}\` are accepted).`, access: 'user', params: ['rql'], success: [ok('How many were acknowledged', json(ref('events-acknowledged')))], errors: [400] },
   { method: 'put', path: `${API}/events/acknowledge/{id}`, tag: 'Events', summary: 'Acknowledge an event', description: 'Acknowledging again keeps the first acknowledgement. No body.', access: 'user', params: ['eventId'], success: [ok('The event', json(ref('event')))], errors: [403, 404] },
   { method: 'get', path: `${API}/events/{id}`, tag: 'Events', summary: 'Get an event', access: 'user', params: ['eventId'], success: [ok('The event', json(ref('event')))], errors: [403, 404] },
 
@@ -239,7 +239,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: `${API}/point-values/{xid}`,
     tag: 'Point values',
     summary: 'Set a value',
-    description: 'The point must be enabled (with its source) and settable; the caller needs set permission. A Modbus point writes the device first and stores the value only if that succeeded (502 otherwise).',
+    description: 'The point must be enabled (with its source) and settable; the caller needs read and set permission (403 before any device write). A Modbus point writes the device first and stores the value only if that succeeded (502 otherwise).',
     access: 'user',
     params: ['xid'],
     body: { schema: 'point-value-set', required: true },
@@ -251,7 +251,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: `${API}/point-values`,
     tag: 'Point values',
     summary: 'Bulk ingest',
-    description: 'Up to 16 MiB. Validated as a whole; answered once durable and readable. A value newer than its point\'s latest acts as a live value; older ones only enter history.',
+    description: 'Up to 16 MiB. Needs read and set permission on every point. Validated as a whole; answered once durable and readable. A value newer than its point\'s latest acts as a live value; older ones only enter history.',
     access: 'user',
     body: { schema: 'point-values-bulk', required: true },
     success: [ok('Values written', json(ref('point-values-written')))],
@@ -286,10 +286,10 @@ export const ROUTES: readonly RouteDoc[] = [
     tag: 'Point values',
     summary: 'Purge old values (superadmin)',
     description:
-      'With `before`, deletes the listed points\' values (every point\'s when `xids` is absent) older than it; without it, applies the retention settings now. Caches and rollups agree with the remaining history afterwards. The purge also runs in the background at least daily.',
+      'With `before`, deletes the listed points\' values (every point\'s when `xids` is absent) older than it; without it, applies the listed points\' (every point\'s) retention settings now: purgePeriod when purgeOverride, else HISTORY_RETENTION; a point with neither keeps every value and is counted in keptForever. Caches and rollups agree with the remaining history afterwards. The purge also runs in the background at least daily.',
     access: 'user',
     body: { schema: 'point-values-purge', required: false },
-    success: [ok('Values deleted', json(ref('point-values-deleted')))],
+    success: [ok('Values deleted, and the points the purge applied to', json(ref('point-values-purged')))],
     errors: [403],
   },
   { method: 'delete', path: `${API}/point-values/{xid}`, tag: 'Point values', summary: 'Delete values in a range', description: 'Needs edit permission on the point.', access: 'user', params: ['xid', 'deleteFrom', 'deleteTo'], success: [ok('Values deleted', json(ref('point-values-deleted')))], errors: [400, 403, 404] },

@@ -382,7 +382,7 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
   });
 
   router.post('/purge', async (ctx) => {
-    ctx.body = { deleted: await retention.purgeRequest(caller(ctx).user, await readJson(ctx)) };
+    ctx.body = await retention.purgeRequest(caller(ctx).user, await readJson(ctx));
   });
 
   router.post('/', async (ctx) => {

@@ -61,6 +61,12 @@ export interface SetValueResult {
 
 /** Names the XID: a request for several points says which one is missing. */
 const pointNotFound = (xid: string) => DomainError.notFound(`Data point not found: ${xid}`);
+const NO_SET_PERMISSION = 'Access denied: setting a value needs read and set permission';
+
+/** Setting a value needs read permission as well as set permission (the answer shows the value). */
+function maySet(user: Principal, point: DataPointRecord): boolean {
+  return hasPermission(user, point.readPermission) && hasPermission(user, point.setPermission);
+}
 // Bounds how long another instance's rename or permission change can go unnoticed here.
 const POINT_CACHE_TTL_MS = 2_000;
 
@@ -249,11 +255,14 @@ export class PointValueService {
     return this.store.ping();
   }
 
-  /** PUT /point-values/<xid>: the point must be live and settable, the caller needs set permission. */
+  /**
+   * PUT /point-values/<xid>: the point must be live and settable, the caller needs read and set
+   * permission (checked before anything reaches the device, here or through another instance).
+   */
   async set(user: Principal, xid: string, body: unknown): Promise<SetValueResult> {
     const point = await this.point(xid);
     if (!point) throw pointNotFound(xid);
-    assertPermission(user, point.setPermission);
+    if (!maySet(user, point)) throw DomainError.accessDenied(NO_SET_PERMISSION);
     const input = (body ?? {}) as Record<string, unknown>;
     const problems: ValidationMessage[] = [];
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw DomainError.invalid('', 'must be an object {dataType, value}');
@@ -315,7 +324,7 @@ export class PointValueService {
       if (point === undefined) {
         point = (await this.point(xid)) ?? null;
         byXid.set(xid, point);
-        if (point && !hasPermission(user, point.setPermission)) denied.add(point.xid);
+        if (point && !maySet(user, point)) denied.add(point.xid);
       }
       if (!point) {
         problems.push(validationMessage(`[${i}].xid`, 'Data point not found'));
@@ -338,7 +347,7 @@ export class PointValueService {
       points.set(point.id, point);
       n++;
     }
-    if (denied.size > 0) throw DomainError.accessDenied(`Access denied: no set permission on ${[...denied].slice(0, 10).join(', ')}`);
+    if (denied.size > 0) throw DomainError.accessDenied(`${NO_SET_PERMISSION} on ${[...denied].slice(0, 10).join(', ')}`);
     if (problems.length > 0) throw DomainError.validation(problems);
     batch.length = n;
     await this.write(batch, points, 'UPDATE');
@@ -362,7 +371,7 @@ export class PointValueService {
       if (c.xids[i] !== xid) {
         xid = c.xids[i]!;
         point = await this.point(xid);
-        if (!point || point.dataType !== 'NUMERIC' || !hasPermission(user, point.setPermission)) return undefined;
+        if (!point || point.dataType !== 'NUMERIC' || !maySet(user, point)) return undefined;
         points.set(point.id, point);
       }
       const value = c.values[i]!;
