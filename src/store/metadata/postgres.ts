@@ -1,5 +1,6 @@
 // PostgreSQL server through a pg pool (DATABASE_URL).
 import pg from 'pg';
+import { isStoreTimeout } from '../timeout.js';
 import { isLostConnection, rethrowUnavailable } from '../unavailable.js';
 import type { MetadataDb, Queryable, Row } from './db.js';
 
@@ -16,11 +17,19 @@ const unavailable = rethrowUnavailable('The metadata store');
 
 const isRead = (sql: string) => /^\s*select\b/i.test(sql);
 
-export async function openPostgres(url: string, poolSize: number, schema?: string): Promise<MetadataDb> {
+/** pg honours a statement's own query_timeout (its types do not list it). */
+type TimedQuery = pg.QueryConfig & { query_timeout?: number };
+
+/**
+ * `timeoutMs` (STORE_TIMEOUT_MS) bounds each statement and each wait for a connection: a statement
+ * that times out closes its connection (it may still be running) and answers 503. Scripts (`exec`:
+ * the migrations at start) are not bounded: a migration may rightly take long.
+ */
+export async function openPostgres(url: string, poolSize: number, schema?: string, timeoutMs?: number): Promise<MetadataDb> {
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: timeoutMs ?? CONNECT_TIMEOUT_MS,
     application_name: 'device-data-service',
     types,
     // A per-test schema keeps parallel suites apart; production uses the default search_path.
@@ -32,7 +41,8 @@ export async function openPostgres(url: string, poolSize: number, schema?: strin
   // A lost server surfaces as the store's 503 (DomainError 'unavailable'); the pool reconnects later.
   const on = (c: pg.Pool | pg.PoolClient): Queryable => ({
     query: async <T extends Row>(text: string, values?: readonly unknown[]) => {
-      const run = () => c.query<T>(text, values ? [...values] : undefined);
+      const statement: TimedQuery = { text, ...(values ? { values: [...values] } : {}), ...(timeoutMs !== undefined ? { query_timeout: timeoutMs } : {}) };
+      const run = () => c.query<T>(statement);
       // An idle pooled connection the server ended (a restart, an administrator) fails the first
       // query sent on it; a read is safely sent again, on the next connection (broken ones are dropped).
       const retries = c === pool && isRead(text) ? poolSize : 0;
@@ -56,12 +66,16 @@ export async function openPostgres(url: string, poolSize: number, schema?: strin
       // A connection whose rollback fails is discarded rather than handed to the next request.
       let broken = false;
       try {
-        await client.query('begin').catch(unavailable);
-        const result = await fn(on(client));
-        await client.query('commit').catch(unavailable);
+        const tx = on(client);
+        await tx.query('begin');
+        const result = await fn(tx);
+        await tx.query('commit');
         return result;
       } catch (err) {
-        await client.query('rollback').catch(() => {
+        // A statement that timed out may still be running: the connection is closed, not rolled back
+        // (the server rolls back when it sees it closed).
+        if (isStoreTimeout(err)) broken = true;
+        else await client.query('rollback').catch(() => {
           broken = true;
         });
         throw err;
@@ -70,7 +84,7 @@ export async function openPostgres(url: string, poolSize: number, schema?: strin
       }
     },
     ping: async () => {
-      await pool.query('select 1');
+      await pool.query<Row>({ text: 'select 1', ...(timeoutMs !== undefined ? { query_timeout: timeoutMs } : {}) } satisfies TimedQuery);
     },
     close: () => pool.end(),
   };

@@ -11,6 +11,7 @@ import { bucketCeil, bucketOf } from '../aggregates.js';
 import { MAX_TS, sortRows, validate, type SortedRows } from '../sort.js';
 import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue, type ValueBatch } from '../types.js';
 import { concatBatches } from '../write-buffer.js';
+import { isStoreTimeout } from '../../timeout.js';
 import { copyIn, encodeBinaryCopy } from './copy.js';
 import { createPartitionSql, monthOf, monthOfPartition, monthsOf, monthStart, partitionName, type MonthIndex } from './partitions.js';
 import { CREATE_STAGE, RAW, SQL, type HourlyRow, type ValueRow } from './sql.js';
@@ -242,7 +243,10 @@ export class PostgresStore implements PointValueStore {
       await c.query('COMMIT');
       return result;
     } catch (err) {
-      await c.query('ROLLBACK').catch(() => {
+      // A statement that timed out may still be running: the connection is closed, not rolled back
+      // (the server rolls back when it sees it closed).
+      if (isStoreTimeout(err)) broken = true;
+      else await c.query('ROLLBACK').catch(() => {
         broken = true;
       });
       throw err;
