@@ -6,7 +6,10 @@
 // service reaches PostgreSQL through a TCP relay that stops moving bytes (connections stay open, new
 // ones are accepted) and then moves them again.
 import assert from 'node:assert/strict';
+import pino from 'pino';
 import { DomainError } from '../src/core/errors.js';
+import { postgresWriterLock } from '../src/store/cluster/writer-lock.js';
+import { migrate } from '../src/store/metadata/migrate.js';
 import { openPostgres } from '../src/store/metadata/postgres.js';
 import { isStoreUnreachable } from '../src/store/unavailable.js';
 import { openPostgresStore } from '../src/store/values/postgres/index.js';
@@ -189,6 +192,30 @@ if (databaseUrl === undefined) {
       } finally {
         relay.thaw();
         await db.close();
+      }
+    });
+
+    it('writer lock: a turn not had within the time-out gives up, and its connection never keeps the lock', async () => {
+      const db = await openPostgres(databaseUrl, 1, schema);
+      await migrate(db);
+      await db.close();
+      const silent = pino({ level: 'silent' });
+      const lock = (instanceId: string) => postgresWriterLock({ url: databaseUrl, schema, installation: 'freeze', instanceId, name: 'questdb:t', log: silent, timeoutMs: TIMEOUT_MS });
+      const [a, b] = [lock('a'), lock('b')];
+      try {
+        const first = await a.acquire();
+        await timesOut(b.acquire());
+        await first.release();
+        // Had b's connection stayed, it would now hold the lock (its wait was granted) and a would wait.
+        const again = await a.acquire();
+        assert.equal(again.othersWrote, false);
+        await again.release();
+        const turn = await b.acquire();
+        assert.equal(turn.othersWrote, true);
+        await turn.release();
+      } finally {
+        await a.close();
+        await b.close();
       }
     });
   });

@@ -15,7 +15,7 @@ export interface Cluster {
   close(): Promise<void>;
 }
 
-export async function openCluster(config: Pick<Config, 'databaseUrl' | 'databaseSchema'>, installation: string, log: Logger): Promise<Cluster> {
+export async function openCluster(config: Pick<Config, 'databaseUrl' | 'databaseSchema' | 'storeTimeoutMs'>, installation: string, log: Logger): Promise<Cluster> {
   const instanceId = randomUUID();
   if (!config.databaseUrl) return { channel: localChannel(instanceId), leases: localLeases(), writerLock: () => undefined, close: async () => undefined };
   const url = config.databaseUrl;
@@ -29,7 +29,7 @@ export async function openCluster(config: Pick<Config, 'databaseUrl' | 'database
     channel,
     leases,
     writerLock(name) {
-      const lock = postgresWriterLock({ url, ...(config.databaseSchema ? { schema: config.databaseSchema } : {}), installation, instanceId, name, log });
+      const lock = postgresWriterLock({ url, ...(config.databaseSchema ? { schema: config.databaseSchema } : {}), installation, instanceId, name, log, timeoutMs: config.storeTimeoutMs });
       writerLocks.push(lock);
       return lock;
     },
