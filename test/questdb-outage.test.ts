@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ApiClient, loggedIn, type Response } from './helpers/client.js';
 import { Relay } from './helpers/relay.js';
-import { assertStoreUnavailable, describeOutcomes, StoreLoad, took } from './helpers/store-load.js';
+import { assertStoreUnavailable, describeOutcomes, StoreLoad, timedGet, took } from './helpers/store-load.js';
 import { dropQuestDbTable, newQuestDbTableName } from './helpers/value-engines.questdb.js';
 import { questdbSettings } from './helpers/value-engines.js';
 import { eventually, freePort } from './helpers/wait.js';
@@ -208,7 +208,12 @@ if (!ilp || !pgUrl) {
         await eventually('writes acknowledged before the freeze', async () => (load.acknowledged.size >= 200 ? true : undefined), 60_000);
         for (const r of relays) r.freeze();
         const frozenAt = Date.now();
-        await new Promise((r) => setTimeout(r, FREEZE_MS));
+        await new Promise((r) => setTimeout(r, FREEZE_MS / 2));
+        // Liveness touches no store: the freeze does not reach it.
+        const live = await timedGet(app.url, '/health/live');
+        assert.equal(live.status, 200);
+        assert.ok(live.ms < 1_000, `/health/live took ${live.ms} ms during the freeze`);
+        await new Promise((r) => setTimeout(r, FREEZE_MS - (Date.now() - frozenAt)));
         for (const r of relays) r.thaw();
         const thawedAt = Date.now();
         for (const kind of ['write', 'rollup', 'raw', 'health'] as const) {

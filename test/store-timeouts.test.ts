@@ -18,7 +18,7 @@ import { ApiClient, loggedIn } from './helpers/client.js';
 import { batchOf } from './helpers/duckdb-temp.js';
 import { dropSchema, newSchemaName, testDatabaseUrl } from './helpers/engines.js';
 import { Relay } from './helpers/relay.js';
-import { assertStoreUnavailable, describeOutcomes, StoreLoad, took } from './helpers/store-load.js';
+import { assertStoreUnavailable, describeOutcomes, StoreLoad, timedGet, took } from './helpers/store-load.js';
 import { eventually, freePort } from './helpers/wait.js';
 
 const API = '/rest/latest';
@@ -72,7 +72,12 @@ if (databaseUrl === undefined) {
         await eventually('writes acknowledged before the freeze', async () => (load.acknowledged.size >= 200 ? true : undefined), 60_000);
         relay.freeze();
         const frozenAt = Date.now();
-        await new Promise((r) => setTimeout(r, FREEZE_MS));
+        await new Promise((r) => setTimeout(r, FREEZE_MS / 2));
+        // Liveness touches no store: the freeze does not reach it.
+        const live = await timedGet(app.url, '/health/live');
+        assert.equal(live.status, 200);
+        assert.ok(live.ms < 1_000, `/health/live took ${live.ms} ms during the freeze`);
+        await new Promise((r) => setTimeout(r, FREEZE_MS - (Date.now() - frozenAt)));
         relay.thaw();
         const thawedAt = Date.now();
         const acknowledgedAtThaw = load.acknowledged.size;

@@ -115,3 +115,11 @@ export function assertStoreUnavailable(o: Outcome): void {
 export function describeOutcomes(outcomes: readonly Outcome[]): string {
   return outcomes.map((o) => `${o.kind} ${o.status} ${took(o)}ms`).join(', ');
 }
+
+/** GET `path` without credentials, timed. */
+export async function timedGet(baseUrl: string, path: string): Promise<{ status: number; ms: number }> {
+  const started = Date.now();
+  const res = await fetch(baseUrl + path);
+  await res.text();
+  return { status: res.status, ms: Date.now() - started };
+}

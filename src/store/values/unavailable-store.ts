@@ -4,9 +4,10 @@
 // Wraps any engine; an embedded one (DuckDB) never throws such errors and passes through unchanged.
 //
 // With `timeoutMs` (STORE_TIMEOUT_MS) a server that is there but silent (frozen) counts as gone after
-// that long: each read, each batch of a streamed read, a delete and a ping wait at most that, then 503. Appends are
-// bounded by the write buffer instead (write-buffer.ts), which answers its writers at the time-out but
-// keeps its place until the engine's append has ended, so a frozen server never piles appends up.
+// that long: each read, each batch of a streamed read, a delete and a ping wait at most that, then 503.
+// Appends are bounded by the write buffer instead (write-buffer.ts), which answers its writers at the
+// time-out but keeps its place until the engine's append has ended, so a frozen server never piles
+// appends up.
 import { withTimeout } from '../timeout.js';
 import { isStoreUnreachable, storeUnavailable } from '../unavailable.js';
 import type { PointValueStore } from './types.js';
