@@ -262,7 +262,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: postgresUrl(env, 'DATABASE_URL'),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     databaseSchema: schemaName(env, 'DATABASE_SCHEMA'),
-    storeTimeoutMs: integer(env, 'STORE_TIMEOUT_MS', 10_000, 100, 3_600_000),
+    storeTimeoutMs: integer(env, 'STORE_TIMEOUT_MS', 10_000, 500, 3_600_000),
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     trustProxy: trustProxy(env),
     http: httpLimits(env),

@@ -173,9 +173,9 @@ describe('loadConfig', () => {
       for (const ROLLUP_MAX_PERIODS of ['999', '10000001', '2e5', '-1']) assertRefused({ ROLLUP_MAX_PERIODS }, 'ROLLUP_MAX_PERIODS');
     });
 
-    it('STORE_TIMEOUT_MS: an integer number of ms from 100 to 3600000', () => {
+    it('STORE_TIMEOUT_MS: an integer number of ms from 500 to 3600000', () => {
       assert.equal(loadConfig({ STORE_TIMEOUT_MS: '1500' }).storeTimeoutMs, 1500);
-      for (const STORE_TIMEOUT_MS of ['99', '3600001', '1.5', '10s', '-1']) assertRefused({ STORE_TIMEOUT_MS }, 'STORE_TIMEOUT_MS');
+      for (const STORE_TIMEOUT_MS of ['499', '3600001', '1.5', '10s', '-1']) assertRefused({ STORE_TIMEOUT_MS }, 'STORE_TIMEOUT_MS');
     });
 
     it('QuestDB settings: only together, http(s) only, protocol version 1 only, a table name that is an identifier', () => {

@@ -6,6 +6,7 @@
 // service reaches PostgreSQL through a TCP relay that stops moving bytes (connections stay open, new
 // ones are accepted) and then moves them again.
 import assert from 'node:assert/strict';
+import { get as httpGet } from 'node:http';
 import pino from 'pino';
 import { DomainError } from '../src/core/errors.js';
 import { postgresWriterLock } from '../src/store/cluster/writer-lock.js';
@@ -120,6 +121,71 @@ if (databaseUrl === undefined) {
         relay.thaw();
         await load.stop();
       }
+    });
+  });
+
+  describe('a streamed read meets a freeze part-way (PostgreSQL frozen)', function () {
+    this.timeout(120_000);
+    let relay: Relay;
+    let app: TestApp;
+    let admin: ApiClient;
+    const VALUES = 100_000;
+
+    before(async () => {
+      const server = new URL(databaseUrl);
+      relay = new Relay(await freePort(), { host: server.hostname, port: Number(server.port || 5432) });
+      await relay.open();
+      const viaRelay = new URL(databaseUrl);
+      viaRelay.host = `127.0.0.1:${relay.port}`;
+      app = await startTestApp('postgresql', { DATABASE_URL: viaRelay.toString(), VALUE_STORE: 'postgres', STORE_TIMEOUT_MS: String(STORE_TIMEOUT_MS) });
+      admin = await loggedIn(app.url, 'admin', 'admin');
+      assert.equal((await admin.post(`${API}/data-sources`, { xid: 'bulk-ds', name: 'Bulk', modelType: 'VIRTUAL' })).status, 201);
+      assert.equal((await admin.post(`${API}/data-points`, { xid: 'bulk-dp', name: 'Bulk', dataSourceXid: 'bulk-ds', pointLocator: { dataType: 'NUMERIC', changeType: 'NO_CHANGE' } })).status, 201);
+      for (let off = 0; off < VALUES; off += 10_000) {
+        const batch = Array.from({ length: 10_000 }, (_, i) => ({ xid: 'bulk-dp', timestamp: Date.UTC(2025, 0, 1) + (off + i) * 1000, value: off + i }));
+        const res = await admin.post(`${API}/point-values`, batch);
+        assert.equal(res.status, 200, res.text);
+      }
+    });
+
+    after(async () => {
+      relay?.thaw();
+      await app?.stop();
+      await relay?.cut();
+    });
+
+    it('ends the answer within the time-out of the batch it waits for, not at the thaw; the next read is whole', async () => {
+      const url = `${app.url}${API}/point-values/single/bulk-dp?from=2025-01-01T00:00:00Z&to=2026-01-01T00:00:00Z&limit=${VALUES}`;
+      const headers = { cookie: [...admin.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
+      const started = Date.now();
+      let frozenAt = 0;
+      const outcome = await new Promise<{ bytes: number; complete: boolean; endedAt: number }>((resolve) => {
+        let bytes = 0;
+        const req = httpGet(url, { headers }, (res) => {
+          assert.equal(res.statusCode, 200);
+          res.on('data', (chunk: Buffer) => {
+            bytes += chunk.length;
+            if (frozenAt === 0) {
+              relay.freeze();
+              frozenAt = Date.now();
+            }
+          });
+          res.on('end', () => resolve({ bytes, complete: res.complete, endedAt: Date.now() }));
+          res.on('error', () => resolve({ bytes, complete: false, endedAt: Date.now() }));
+          res.on('aborted', () => resolve({ bytes, complete: false, endedAt: Date.now() }));
+        });
+        req.on('error', () => resolve({ bytes, complete: false, endedAt: Date.now() }));
+      });
+      const waited = outcome.endedAt - frozenAt;
+      await new Promise((r) => setTimeout(r, Math.max(0, 2 * STORE_TIMEOUT_MS + MARGIN_MS - waited)));
+      relay.thaw();
+      assert.ok(frozenAt > started);
+      assert.equal(outcome.complete, false, 'the answer is cut, not completed as if whole');
+      assert.ok(waited <= STORE_TIMEOUT_MS + MARGIN_MS, `the cut answer ended ${waited} ms into the freeze`);
+      const whole = await admin.get<{ value: number }[]>(`${API}/point-values/single/bulk-dp?from=2025-01-01T00:00:00Z&to=2026-01-01T00:00:00Z&limit=${VALUES}`);
+      assert.equal(whole.status, 200);
+      assert.equal(whole.body.length, VALUES);
+      assert.equal(whole.body[VALUES - 1]!.value, VALUES - 1);
     });
   });
 
