@@ -23,6 +23,11 @@ export interface Config {
   databasePoolSize: number;
   /** PostgreSQL schema to use (tests isolate themselves with one schema each). */
   databaseSchema: string | undefined;
+  /**
+   * STORE_TIMEOUT_MS: the longest one call to a store server (PostgreSQL, QuestDB) may take before the
+   * request that made it is answered 503; a frozen server holds a request no longer.
+   */
+  storeTimeoutMs: number;
   logLevel: LogLevel;
   /** Which X-Forwarded-* headers to believe (core/client-address.ts). */
   trustProxy: TrustProxy;
@@ -278,6 +283,7 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl: postgresUrl(env, 'DATABASE_URL'),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     databaseSchema: schemaName(env, 'DATABASE_SCHEMA'),
+    storeTimeoutMs: integer(env, 'STORE_TIMEOUT_MS', 10_000, 500, 3_600_000),
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     trustProxy: trustProxy(env),
     http: httpLimits(env),

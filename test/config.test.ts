@@ -65,6 +65,10 @@ describe('loadConfig', () => {
       assert.deepEqual(config.pointValueReads, { maxXids: 100, maxRollupPeriods: 200_000 });
     });
 
+    it('gives a store call 10 s before its request is answered 503', () => {
+      assert.equal(config.storeTimeoutMs, 10_000);
+    });
+
     it('treats empty variables as unset', () => {
       const blank = loadConfig({ PORT: '', DATA_DIR: '', ADMIN_PASSWORD: '', DATABASE_URL: '', LOG_LEVEL: '', TRUST_PROXY: '' });
       assert.deepEqual(blank, config);
@@ -179,6 +183,11 @@ describe('loadConfig', () => {
     it('point-value read limits outside their ranges or not integers', () => {
       for (const POINT_VALUES_MAX_XIDS of ['0', '10001', '1.5', 'many']) assertRefused({ POINT_VALUES_MAX_XIDS }, 'POINT_VALUES_MAX_XIDS');
       for (const ROLLUP_MAX_PERIODS of ['999', '10000001', '2e5', '-1']) assertRefused({ ROLLUP_MAX_PERIODS }, 'ROLLUP_MAX_PERIODS');
+    });
+
+    it('STORE_TIMEOUT_MS: an integer number of ms from 500 to 3600000', () => {
+      assert.equal(loadConfig({ STORE_TIMEOUT_MS: '1500' }).storeTimeoutMs, 1500);
+      for (const STORE_TIMEOUT_MS of ['499', '3600001', '1.5', '10s', '-1']) assertRefused({ STORE_TIMEOUT_MS }, 'STORE_TIMEOUT_MS');
     });
 
     it('QuestDB settings: only together, http(s) only, protocol version 1 only, a table name that is an identifier', () => {

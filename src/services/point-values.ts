@@ -111,7 +111,7 @@ export class PointValueService {
       { newestStored: (id) => this.latestCache.newest(id), store: (b) => this.storeMade(b), point: (id) => this.points.findById(id) },
       zone,
     );
-    this.buffer = new WriteBuffer(store, options.writeBufferValues);
+    this.buffer = new WriteBuffer(store, options.writeBufferValues, undefined, (batch) => this.forgetLateWrite(batch));
     this.timeRange = store.timeRange ?? INSTANT_RANGE;
   }
 
@@ -150,6 +150,19 @@ export class PointValueService {
       if (known === undefined || t < known) earliest.set(s, t);
     }
     for (const l of this.writtenListeners) l(earliest);
+  }
+
+  /**
+   * An append ended after its writers were answered 503 (the store's time-out): its values may be
+   * stored after all, so what this instance and the others cache of those points is forgotten.
+   */
+  private forgetLateWrite(batch: ValueBatch): void {
+    for (const id of new Set(batch.series.subarray(0, batch.length))) {
+      this.latestCache.invalidate(id);
+      this.published.delete(id);
+      this.logging.storedElsewhere(id);
+    }
+    this.tellWritten(batch);
   }
 
   /** Set values go to the device through this before they are stored. */

@@ -4,6 +4,7 @@
 // statements, a COPY) needs a listener of its own for its whole life. What the error means for the
 // work under way reaches that work through its query's rejection; the listener only keeps it heard.
 import type pg from 'pg';
+import { isStoreTimeout } from './timeout.js';
 import { isLostConnection, isStoreUnreachable } from './unavailable.js';
 
 /** Gives every client of `pool`, idle or checked out, an error listener for its life. */
@@ -21,10 +22,10 @@ export function hearClientErrors(pool: pg.Pool): pg.Pool {
  * statement sent on it, so one that failed so is sent again, on the next connection (the pool drops
  * broken ones), up to `attempts` times in all.
  */
-export async function pgRead<T extends pg.QueryResultRow>(pool: pg.Pool, text: string, values: unknown[] | undefined, attempts: number): Promise<pg.QueryResult<T>> {
+export async function pgRead<T extends pg.QueryResultRow>(pool: pg.Pool, statement: pg.QueryConfig, attempts: number): Promise<pg.QueryResult<T>> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await pool.query<T>(text, values);
+      return await pool.query<T>(statement);
     } catch (err) {
       if (attempt >= attempts || !isLostConnection(err)) throw err;
     }
@@ -83,6 +84,12 @@ async function attempt<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<
     await client.query('COMMIT');
     return { result };
   } catch (err) {
+    // A statement that timed out may still be running: its connection is closed, not rolled back (the
+    // server rolls back when it sees it closed), and the transaction is not run again (its time is up).
+    if (isStoreTimeout(err)) {
+      failed = true;
+      throw err;
+    }
     // A statement refused on a live connection leaves it usable once rolled back.
     const rolledBack = !failed && (await client.query('ROLLBACK').then(() => true, () => false));
     if (!rolledBack) failed = true;

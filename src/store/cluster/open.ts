@@ -24,7 +24,7 @@ export interface Cluster {
  * (instances.ts) before anything else is opened.
  */
 export async function openCluster(
-  config: Pick<Config, 'databaseUrl' | 'databaseSchema' | 'instanceName' | 'values'>,
+  config: Pick<Config, 'databaseUrl' | 'databaseSchema' | 'instanceName' | 'values' | 'storeTimeoutMs'>,
   installation: string,
   log: Logger,
 ): Promise<Cluster> {
@@ -51,7 +51,7 @@ export async function openCluster(
     channel,
     leases,
     writerLock(store) {
-      const lock = postgresWriterLock({ url, ...schema, installation, instanceId, name: store, log });
+      const lock = postgresWriterLock({ url, ...schema, installation, instanceId, name: store, log, timeoutMs: config.storeTimeoutMs });
       writerLocks.push(lock);
       return lock;
     },

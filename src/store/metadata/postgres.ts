@@ -17,11 +17,19 @@ const unavailable = rethrowUnavailable('The metadata store');
 
 const isRead = (sql: string) => /^\s*select\b/i.test(sql);
 
-export async function openPostgres(url: string, poolSize: number, schema?: string): Promise<MetadataDb> {
+/** pg honours a statement's own query_timeout (its types do not list it). */
+type TimedQuery = pg.QueryConfig & { query_timeout?: number };
+
+/**
+ * `timeoutMs` (STORE_TIMEOUT_MS) bounds each statement and each wait for a connection: a statement
+ * that times out closes its connection (it may still be running) and answers 503. Scripts (`exec`:
+ * the migrations at start) are not bounded: a migration may rightly take long.
+ */
+export async function openPostgres(url: string, poolSize: number, schema?: string, timeoutMs?: number): Promise<MetadataDb> {
   const pool = hearClientErrors(new pg.Pool({
     connectionString: url,
     max: poolSize,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: timeoutMs ?? CONNECT_TIMEOUT_MS,
     application_name: 'device-data-service',
     types,
     // A per-test schema keeps parallel suites apart; production uses the default search_path.
@@ -31,9 +39,9 @@ export async function openPostgres(url: string, poolSize: number, schema?: strin
   // A lost server surfaces as the store's 503 (DomainError 'unavailable'); the pool reconnects later.
   const on = (c: pg.Pool | pg.PoolClient): Queryable => ({
     query: async <T extends Row>(text: string, values?: readonly unknown[]) => {
-      const params = values ? [...values] : undefined;
+      const statement: TimedQuery = { text, ...(values ? { values: [...values] } : {}), ...(timeoutMs !== undefined ? { query_timeout: timeoutMs } : {}) };
       // A read is safely sent again when its connection was lost (a restart, an administrator).
-      const run = c === pool && isRead(text) ? pgRead<T>(pool, text, params, poolSize + 1) : c.query<T>(text, params);
+      const run = c === pool && isRead(text) ? pgRead<T>(pool, statement, poolSize + 1) : c.query<T>(statement);
       return (await run.catch(unavailable)).rows;
     },
     exec: async (script: string) => {
@@ -47,7 +55,7 @@ export async function openPostgres(url: string, poolSize: number, schema?: strin
     // dead at BEGIN is replaced. fn is not run twice: it may do more than send statements.
     transaction: (fn) => pgTransaction(pool, (client) => fn(on(client))).catch(unavailable),
     ping: async () => {
-      await pool.query('select 1');
+      await pool.query<Row>({ text: 'select 1', ...(timeoutMs !== undefined ? { query_timeout: timeoutMs } : {}) } satisfies TimedQuery);
     },
     close: () => pool.end(),
   };

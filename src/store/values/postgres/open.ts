@@ -13,6 +13,11 @@ export interface OpenPostgresOptions extends PostgresStoreOptions, ValueStoreHoo
   schema?: string;
   /** Connections in the pool (default 8): reads run on several at once, writes on one at a time. */
   poolSize?: number;
+  /**
+   * STORE_TIMEOUT_MS: each statement (COPY included) and each connection attempt; a statement that
+   * times out closes its connection (pg's query_timeout). Unset: statements are not bounded.
+   */
+  timeoutMs?: number;
 }
 
 /** int8 (ts, bucket) as JS numbers: every stored instant is within ±8.64e15 < 2^53. */
@@ -43,7 +48,8 @@ export async function openPostgresStore(options: OpenPostgresOptions): Promise<P
   const pool = hearClientErrors(new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? 8,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: options.timeoutMs ?? CONNECT_TIMEOUT_MS,
+    ...(options.timeoutMs !== undefined ? { query_timeout: options.timeoutMs } : {}),
     application_name: 'device-data-service values',
     types,
     // JIT compiles any statement the planner costs high, and a bucket recompute over many hours is

@@ -298,7 +298,7 @@ export class PostgresStore implements PointValueStore {
 
   /** A read, sent again on another connection when the server had ended the one it went on. */
   private read<T extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<T>> {
-    return pgRead<T>(this.pool, text, values, READ_ATTEMPTS);
+    return pgRead<T>(this.pool, { text, values }, READ_ATTEMPTS);
   }
 
   async latest(series: number, limit: number): Promise<StoredValue[]> {

@@ -10,6 +10,8 @@ import { checkIlpServer } from './negotiate.js';
 import { claimTable } from './owner.js';
 import { initQuestDbStore, type QuestDbStore } from './store.js';
 
+const DEFAULT_TIMEOUT_MS = 10_000;
+
 /**
  * Opens the store: checks the ILP side (the server's /settings) and the PG-wire side answer, claims
  * the table for the installation (owner.ts), then creates or checks the tables. A server that cannot
@@ -22,10 +24,12 @@ export async function openQuestDbStore(options: QuestDbStoreOptions): Promise<Qu
   await checkIlpServer(options.ilp, log).catch((err: unknown) => {
     throw err instanceof ConfigError ? err : new ConfigError(`QUESTDB_ILP: cannot reach the QuestDB server: ${(err as Error).message}`);
   });
-  // A server that does not answer is unavailable (503) after these, never waited on for ever.
-  const pool = hearClientErrors(new pg.Pool({ connectionString: options.pg, max: options.poolSize ?? 4, connectionTimeoutMillis: 10_000, query_timeout: 60_000 }));
+  // A server that does not answer is unavailable (503) after these, never waited on for ever; a query
+  // that timed out closes its connection (its answer may still come).
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const pool = hearClientErrors(new pg.Pool({ connectionString: options.pg, max: options.poolSize ?? 4, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs }));
   const query = async <T extends object>(text: string) => (await pool.query(text)).rows as T[];
-  const ilp = ilpTransport(options.ilp);
+  const ilp = ilpTransport(options.ilp, timeoutMs);
   try {
     await query('SELECT 1').catch((err: unknown) => {
       throw new ConfigError(`QUESTDB_PG: cannot query the QuestDB server: ${(err as Error).message}`);
