@@ -18,6 +18,7 @@ import { RESYNC, type ClusterChannel } from '../store/cluster/index.js';
 import type { StoredValue } from '../store/values/types.js';
 import type { EventAction, EventRecord, EventService } from './events.js';
 import type { LiveValue, LiveValueKind } from './point-value-bus.js';
+import type { Unreliability } from './point-reliability.js';
 import type { PointValueService } from './point-values.js';
 import type { SessionService } from './sessions.js';
 import type { TokenService } from './tokens.js';
@@ -29,8 +30,8 @@ const FOLLOWS_EVERY_MS = 5_000;
 const FOLLOWS_EXPIRE_MS = 15_000;
 const WRITTEN_PART = 200;
 const SESSIONS_PART = 100;
-/** Points per `unrel` message: 200 × [id, since] and a reason of at most 500 characters fit in a NOTIFY. */
-const UNRELIABLE_PART = 200;
+/** Points per `unrel` message: 150 × [id, since] (≤ 27 bytes each) and a reason of ≤ 500 characters fit in a NOTIFY. */
+const UNRELIABLE_PART = 150;
 
 interface RemoteFollows {
   all: boolean;
@@ -164,42 +165,39 @@ export class ClusterLink {
     for (let i = 0; i < pairs.length; i += WRITTEN_PART) this.send('w', pairs.slice(i, i + WRITTEN_PART));
   }
 
-  /** Marks set or cleared by this instance's runtime, grouped by reason, in parts. */
+  /** Marks set or cleared by this instance's runtime, in parts. */
   private tellReliability(ids: readonly number[]): void {
     const { reliability } = this.s.pointValues;
     const cleared: number[] = [];
-    const byReason = new Map<string, [number, number][]>();
+    const marked: [number, Unreliability][] = [];
     for (const id of ids) {
       const mark = reliability.get(id);
-      if (!mark) cleared.push(id);
-      else {
-        let list = byReason.get(mark.reason);
-        if (!list) byReason.set(mark.reason, (list = []));
-        list.push([id, mark.since]);
-      }
+      if (mark) marked.push([id, mark]);
+      else cleared.push(id);
     }
-    this.sendMarks(byReason);
     for (let i = 0; i < cleared.length; i += UNRELIABLE_PART) this.send('unrel', { c: cleared.slice(i, i + UNRELIABLE_PART) });
-  }
-
-  private sendMarks(byReason: ReadonlyMap<string, [number, number][]>): void {
-    for (const [r, marks] of byReason) {
-      for (let i = 0; i < marks.length; i += UNRELIABLE_PART) this.send('unrel', { r, m: marks.slice(i, i + UNRELIABLE_PART) });
-    }
+    this.sendMarks(marked);
   }
 
   /** Every mark of the sources run here, for instances that just said hello (once for a burst of them). */
   private announceMarksSoon(): void {
     this.marksTimer ??= setTimeout(() => {
       this.marksTimer = undefined;
-      const byReason = new Map<string, [number, number][]>();
-      for (const [id, { since, reason }] of this.s.pointValues.reliability.localMarks()) {
-        let list = byReason.get(reason);
-        if (!list) byReason.set(reason, (list = []));
-        list.push([id, since]);
-      }
-      this.sendMarks(byReason);
+      this.sendMarks(this.s.pointValues.reliability.localMarks());
     }, 20);
+  }
+
+  /** Marks grouped by reason (a source's points share theirs), in parts. */
+  private sendMarks(marks: Iterable<readonly [number, Unreliability]>): void {
+    const byReason = new Map<string, [number, number][]>();
+    for (const [id, { since, reason }] of marks) {
+      let list = byReason.get(reason);
+      if (!list) byReason.set(reason, (list = []));
+      list.push([id, since]);
+    }
+    for (const [r, m] of byReason) {
+      for (let i = 0; i < m.length; i += UNRELIABLE_PART) this.send('unrel', { r, m: m.slice(i, i + UNRELIABLE_PART) });
+    }
   }
 
   private relay(v: LiveValue): void {
