@@ -263,6 +263,26 @@ describe('unreliable points over HTTP and WebSocket', function () {
       await pointWhen(admin, input, false);
     });
 
+    it("marks every point again after a change of the source's settings, and keeps the marks across a point's edit", async () => {
+      await pointWhen(admin, holding, false);
+      device.delayMs = 2_000; // each read takes a while
+      try {
+        const stored = (await admin.get<Record<string, unknown>>(`${API}/data-sources/${source}`)).body;
+        const saved = await admin.put(`${API}/data-sources/${source}`, { ...stored, timeoutMs: 5_000 });
+        assert.equal(saved.status, 200, saved.text);
+        const restarted = await pointOf(admin, holding);
+        assert.deepEqual([restarted.unreliable, restarted.unreliableReason?.replace(/^.*: /, '')], [true, 'not read yet'], 'new settings may name another device');
+        await pointWhen(admin, holding, false);
+        // Restarted for a point's edit, the source still reads the same device: holding stays reliable
+        // although its next read is seconds away.
+        const other = await pointOf(admin, input);
+        assert.equal((await admin.put(`${API}/data-points/${input}`, { ...other, name: 'input, renamed' })).status, 200);
+        assert.equal((await pointOf(admin, holding)).unreliable, false);
+      } finally {
+        device.delayMs = 0;
+      }
+    });
+
     it('clears the marks of a disabled source, and marks its points again from its start until the first read', async () => {
       await device.stop();
       await pointWhen(admin, holding, true);
