@@ -11,8 +11,8 @@
 //
 // Every OK payload says whether the point's source can read it now: `unreliable` (with
 // `unreliableSince` and `unreliableReason` while true). ATTRIBUTE_CHANGE, as Mango's, is sent when
-// that changes without a value (the device went off; a point cleared by a value its logging
-// dropped), with `value: null` and Mango's `attributes: {"UNRELIABLE": …}`.
+// that (or the reason) changes, whether or not a value follows (the device went off; it is back and
+// the value read next is an UPDATE after it), with `value: null` and Mango's `attributes: {"UNRELIABLE": …}`.
 import type { Logger } from 'pino';
 import type { RawData } from 'ws';
 import { badCharacterIn, badTextMessages, mayHoldBadText } from '../core/text.js';
