@@ -400,7 +400,7 @@ describePg('unreliable points across two instances (PostgreSQL)', function () {
 
   /** A second instance of a's installation: same metadata and value store, its own DATA_DIR. */
   async function startOther(): Promise<RunningService> {
-    const config: Config = { ...a.config, dataDir: bDir };
+    const config: Config = { ...a.config, dataDir: bDir, instanceName: `${a.config.instanceName}-b` };
     return startService(config);
   }
 
