@@ -143,6 +143,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     sources: dataSources,
     points: dataPoints,
     values: pointValues,
+    reliability: pointValues.reliability,
     events,
     drivers: { VIRTUAL: createVirtualDriver, MODBUS_IP: createModbusDriver, MQTT_CLIENT: createMqttDriver },
     log,

@@ -208,7 +208,7 @@ export const ROUTES: readonly RouteDoc[] = [
   { method: 'get', path: `${API}/events/{id}`, tag: 'Events', summary: 'Get an event', access: 'user', params: ['eventId'], success: [ok('The event', json(ref('event')))], errors: [403, 404] },
 
   // Point values
-  { method: 'get', path: `${API}/point-values/latest/{xid}`, tag: 'Point values', summary: 'Latest values, newest first', access: 'user', params: ['xid', 'latestLimit'], success: [ok('Values', jsonOrCsv(arrayOf('point-value')))], errors: [400, 403, 404] },
+  { method: 'get', path: `${API}/point-values/latest/{xid}`, tag: 'Point values', summary: 'Latest values, newest first', description: 'The first (current) value says in JSON whether the point is unreliable now (unreliable, unreliableSince, unreliableReason).', access: 'user', params: ['xid', 'latestLimit'], success: [ok('Values', jsonOrCsv(arrayOf('point-value')))], errors: [400, 403, 404] },
   { method: 'get', path: `${API}/point-values/single/{xid}`, tag: 'Point values', summary: 'Values or rollups of one point', description: READ_NOTE, access: 'user', params: ['xid', ...READ_PARAMS], success: [ok('Values oldest first, or one rolled-up value per period', jsonOrCsv(valuesOrRollups))], errors: [400, 403, 404] },
   { method: 'get', path: `${API}/point-values/time-period/{xid}`, tag: 'Point values', summary: 'Values or rollups of one point (Mango alias of single)', description: READ_NOTE, access: 'user', params: ['xid', ...READ_PARAMS], success: [ok('Values or rollups', jsonOrCsv(valuesOrRollups))], errors: [400, 403, 404] },
   { method: 'get', path: `${API}/point-values/time-period/{xid}/{rollup}`, tag: 'Point values', summary: 'Rollups of one point, rollup in the path', description: READ_NOTE, access: 'user', params: ['xid', 'rollupPath', ...READ_PARAMS.filter((p) => p !== 'rollup')], success: [ok('Rollups', jsonOrCsv(valuesOrRollups))], errors: [400, 403, 404] },
@@ -318,7 +318,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: `${API}/websocket/point-value`,
     tag: 'WebSocket',
     summary: 'Live point values (WebSocket)',
-    description: `${WEBSOCKET_NOTE} The client sends {"xid", "eventTypes": [...]} per point (an empty list unsubscribes); the server answers REGISTERED with the current value, then the requested events; errors {"status":"ERROR","payload":{"type":"NOT_FOUND|PERMISSION_DENIED|SERVER_ERROR","message"}}.`,
+    description: `${WEBSOCKET_NOTE} The client sends {"xid", "eventTypes": [...]} per point (an empty list unsubscribes); the server answers REGISTERED with the current value, then the requested events (ATTRIBUTE_CHANGE: the point became unreliable or reliable without a value); every payload carries unreliable; errors {"status":"ERROR","payload":{"type":"NOT_FOUND|PERMISSION_DENIED|SERVER_ERROR","message"}}.`,
     access: 'user',
     success: [switching('Switching to the WebSocket protocol.', { client: 'websocket-point-value-subscribe', server: 'websocket-point-value-message', errors: 'websocket-error-message' })],
     errors: [403, 503],

@@ -6,6 +6,12 @@
 // raised per fault episode; the first good poll after it returns the source to RUNNING and the event
 // to normal. lastError keeps the last fault's text after recovery, for diagnosis.
 //
+// Points a driver cannot read are marked unreliable (RuntimeReliability) until their next value. A
+// source that stops here (disabled, deleted, handed over) clears its points' marks: a point of a
+// stopped source makes no claim (its WebSocket says TERMINATE); one that restarts in place for a
+// point's edit keeps them, and its driver marks only the points it has not read yet (all of them
+// when the source's own settings changed: they may name another device).
+//
 // Several instances on one PostgreSQL run each enabled source once: a source runs where its lease is
 // held (SourceLeases). An instance that cannot take a source's lease leaves it to its holder; a sweep
 // every few seconds takes over the sources whose holder is gone, and stop() hands them back. The
@@ -39,6 +45,15 @@ export interface RuntimeValues {
   lastValue(point: DataPointRecord): Promise<number | boolean | string | undefined>;
 }
 
+/** Points their source cannot read now (services/point-reliability.ts). */
+export interface RuntimeReliability {
+  mark(pointIds: readonly number[], reason: string): void;
+  clear(pointIds: Iterable<number>): void;
+  has(pointId: number): boolean;
+  /** How many points are marked (0: a good value needs no look-up). */
+  readonly size: number;
+}
+
 /** DATA_SOURCE events (the event service implements these). */
 export interface SourceEvents {
   sourceFault(source: DataSourceRecord, message: string): Promise<void>;
@@ -70,6 +85,7 @@ export interface DataSourceRuntimeOptions {
   sources: RuntimeSources;
   points: RuntimePoints;
   values: RuntimeValues;
+  reliability: RuntimeReliability;
   events?: SourceEvents;
   drivers: Partial<Record<DataSourceType, DriverFactory>>;
   log: Logger;
@@ -81,7 +97,11 @@ class RunningSource {
   faulted = false;
   lastError: string | null = null;
 
-  constructor(readonly source: DataSourceRecord) {}
+  constructor(
+    readonly source: DataSourceRecord,
+    /** The points the driver runs with. */
+    readonly pointIds: ReadonlySet<number>,
+  ) {}
 }
 
 export class DataSourceRuntime {
@@ -237,8 +257,8 @@ export class DataSourceRuntime {
    */
   private async restartNow(ds: DataSourceRecord, edited: boolean, quiet = false): Promise<void> {
     const runs = ds.enabled && !this.stopped && this.o.drivers[ds.modelType] !== undefined;
-    const wasHere = this.running.has(ds.id);
-    // The lease is kept across a restart here, so no other instance takes the source meanwhile.
+    const previous = this.running.get(ds.id);
+    // The lease and the points' marks are kept across a restart here, so no other instance takes the source meanwhile.
     await this.stopNow(ds.id, runs ? undefined : !ds.enabled ? 'disabled' : this.stopped ? 'instance stopping' : 'no driver');
     const factory = this.o.drivers[ds.modelType];
     if (!ds.enabled || this.stopped || !factory) {
@@ -247,19 +267,28 @@ export class DataSourceRuntime {
       return;
     }
     // Another instance runs it: that instance keeps its state.
-    if (!(await this.leases.tryAcquire(ds.id))) return;
-    if (!wasHere) this.tookOver(ds);
+    if (!(await this.leases.tryAcquire(ds.id))) {
+      if (previous) this.o.reliability.clear(previous.pointIds);
+      return;
+    }
+    if (!previous) this.tookOver(ds);
     if (ds.runningOn !== this.o.instance) await this.o.sources.setRunningOn(ds.id, this.o.instance);
-    const r = new RunningSource(ds);
     try {
       const points = (await this.o.points.forSource(ds.id)).filter((p) => p.enabled);
+      const r = new RunningSource(ds, new Set(points.map((p) => p.id)));
+      // Points deleted or disabled by the edit make no claim any more.
+      if (previous) this.o.reliability.clear([...previous.pointIds].filter((id) => !r.pointIds.has(id)));
+      // Points already read from the same device stay as they were; new settings may name another device.
+      const read = previous && sameSettings(previous.source, ds) ? previous.pointIds : undefined;
+      const unread = read ? points.filter((p) => !read.has(p.id)) : points;
       this.running.set(ds.id, r);
       await this.o.sources.setState(ds.id, 'RUNNING', ds.lastError);
-      r.driver = factory(this.contextFor(r, points));
+      r.driver = factory(this.contextFor(r, points, unread));
       await r.driver.start();
     } catch (err) {
       // Not started (a store unavailable a moment): the lease goes back, so that a sweep, here or on
       // another instance, starts the source again rather than nobody running it.
+      if (previous) this.o.reliability.clear(previous.pointIds);
       await this.stopNow(ds.id, 'start failed');
       throw err;
     }
@@ -276,7 +305,8 @@ export class DataSourceRuntime {
 
   /**
    * `handOver`: why another instance may run the source now: the lease goes back once the driver
-   * has stopped (unless it was lost). Without it the source restarts here and keeps its lease.
+   * has stopped (unless it was lost), and its points' marks are cleared. Without it the source
+   * restarts here and keeps its lease and marks.
    */
   private async stopNow(sourceId: number, handOver?: HandOver, cleared = false): Promise<void> {
     const r = this.running.get(sourceId);
@@ -284,6 +314,7 @@ export class DataSourceRuntime {
       this.running.delete(sourceId);
       r.controller.abort();
       await r.driver?.stop().catch((err: unknown) => this.o.log.warn({ err, sourceId }, 'data source driver failed to stop cleanly'));
+      if (handOver) this.o.reliability.clear(r.pointIds);
     }
     if (!handOver) return;
     if (r) {
@@ -300,8 +331,9 @@ export class DataSourceRuntime {
     else await this.o.sources.clearRunningOn([sourceId], this.o.instance);
   }
 
-  private contextFor(r: RunningSource, points: readonly DataPointRecord[]): DriverContext {
+  private contextFor(r: RunningSource, points: readonly DataPointRecord[], unread: readonly DataPointRecord[]): DriverContext {
     const { o, warnings } = this;
+    const { reliability } = o;
     const live = () => !r.controller.signal.aborted;
     const fault = (message: string) => {
       if (!live() || (r.faulted && r.lastError === message)) return;
@@ -317,12 +349,15 @@ export class DataSourceRuntime {
     return {
       source: r.source,
       points,
+      unread,
       periodMs: periodMs(r.source),
       signal: r.controller.signal,
       lastValue: (point) => o.values.lastValue(point),
       async publish(values) {
         if (!live() || values.length === 0) return;
         if (warnings.anyOpen) for (const v of values) warnings.goodValue(v.point.id);
+        // Cleared before the values go live, so their UPDATE already says reliable.
+        if (reliability.size > 0) reliability.clear(values.filter((v) => reliability.has(v.point.id)).map((v) => v.point.id));
         try {
           const rejected = await o.values.acceptFromSource(values);
           if (rejected.length > 0) fault(rejected.length === 1 ? rejected[0]! : `${rejected[0]} (and ${rejected.length - 1} more)`);
@@ -334,6 +369,9 @@ export class DataSourceRuntime {
       fault,
       warn: (point, message) => {
         if (live()) warnings.warn(point, r.source.xid, message);
+      },
+      unreliable: (marked, reason) => {
+        if (live() && marked.length > 0) reliability.mark(marked.map((p) => p.id), reason);
       },
       recovered: () => {
         if (!live() || !r.faulted) return;
@@ -353,4 +391,9 @@ export class DataSourceRuntime {
       if (this.running.get(r.source.id) === r) await update();
     });
   }
+}
+
+/** Whether a restarted source still talks to the same device (its type's settings unchanged). */
+function sameSettings(a: DataSourceRecord, b: DataSourceRecord): boolean {
+  return JSON.stringify(a.settings) === JSON.stringify(b.settings);
 }

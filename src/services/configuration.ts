@@ -36,7 +36,7 @@ const ALL = 'sort(xid)&limit(100000)';
 /** What each kind's export leaves out of the resource's answer: ids, runtime state, derived names. */
 const OMIT: Record<ConfigurationKind, readonly string[]> = {
   dataSources: ['id', 'state', 'lastError', 'lastErrorTimestamp', 'lastErrorCleared', 'runningOn'],
-  dataPoints: ['id', 'dataSourceName', 'dataSourceType', 'lastWarning', 'lastWarningTimestamp', 'lastWarningCleared'],
+  dataPoints: ['id', 'dataSourceName', 'dataSourceType', 'lastWarning', 'lastWarningTimestamp', 'lastWarningCleared', 'unreliable', 'unreliableSince', 'unreliableReason'],
   eventDetectors: ['id'],
   users: ['id', 'created', 'lastLogin', 'lastPasswordChange'],
   jsonStore: ['id'],

@@ -3,6 +3,7 @@
 import { LRUCache } from 'lru-cache';
 import { RefreshingCache } from '../core/refreshing-cache.js';
 import { PointValueBus, type LiveValueKind } from './point-value-bus.js';
+import { PointReliability } from './point-reliability.js';
 import type { BulkColumns } from '../core/bulk-values.js';
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
 import { parseInstant } from '../core/time.js';
@@ -72,6 +73,8 @@ const POINT_CACHE_TTL_MS = 2_000;
 
 export class PointValueService {
   readonly bus = new PointValueBus();
+  /** Which points their source cannot read now: shown with their current value (latest, WebSocket). */
+  readonly reliability = new PointReliability();
   private readonly latestCache: LatestValueCache;
   private readonly buffer: WriteBuffer;
   /**

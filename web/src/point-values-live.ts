@@ -1,8 +1,9 @@
 // The points list's Value column: each listed point's current value with its unit and its age
 // ("12 s ago", the time in full on hover), kept live by the point-value WebSocket (REGISTERED
 // brings the current value, UPDATE the next ones), or by polling /point-values/latest while the
-// socket is down. Cells are found by data-live-xid.
-import { get, seg, type PointValue } from './api.js';
+// socket is down. Cells are found by data-live-xid. A value its source cannot read now is greyed
+// with an "unreliable" badge saying why and since when (ATTRIBUTE_CHANGE brings that without a value).
+import { get, seg, type PointValue, type Reliability } from './api.js';
 import { h } from './dom.js';
 import { LiveSocket, type LiveState } from './live.js';
 
@@ -39,6 +40,8 @@ export class PointValuesLive {
   private readonly subscribed = new Set<string>();
   /** The newest value seen per followed point (null: it has none): a list shown again starts from it. */
   private readonly last = new Map<string, PointValue | null>();
+  /** Whether each followed point's source can read it now, as the socket or /latest said last. */
+  private readonly reliability = new Map<string, Reliability>();
   private pollTimer: number | undefined;
   private ageTimer: number | undefined;
   private readonly socket = new LiveSocket('point-value', {
@@ -52,6 +55,7 @@ export class PointValuesLive {
   follow(points: LivePoint[]): void {
     this.points = new Map(points.map((p) => [p.xid, p]));
     for (const xid of this.last.keys()) if (!this.points.has(xid)) this.last.delete(xid);
+    for (const xid of this.reliability.keys()) if (!this.points.has(xid)) this.reliability.delete(xid);
     // Points still subscribed get no new REGISTERED: their new cells show what is known.
     for (const [xid, v] of this.last) {
       if (v) this.render(xid, v);
@@ -68,6 +72,7 @@ export class PointValuesLive {
     this.subscribed.clear();
     this.points.clear();
     this.last.clear();
+    this.reliability.clear();
     window.clearInterval(this.pollTimer);
     this.pollTimer = undefined;
     window.clearInterval(this.ageTimer);
@@ -89,7 +94,7 @@ export class PointValuesLive {
       if (!this.points.has(xid) && this.socket.send({ xid, eventTypes: [] })) this.subscribed.delete(xid);
     }
     for (const xid of this.points.keys()) {
-      if (!this.subscribed.has(xid) && this.socket.send({ xid, eventTypes: ['REGISTERED', 'UPDATE'] })) this.subscribed.add(xid);
+      if (!this.subscribed.has(xid) && this.socket.send({ xid, eventTypes: ['REGISTERED', 'UPDATE', 'ATTRIBUTE_CHANGE'] })) this.subscribed.add(xid);
     }
   }
 
@@ -106,10 +111,30 @@ export class PointValuesLive {
 
   private onMessage(msg: unknown): void {
     if (typeof msg !== 'object' || msg === null) return;
-    const { status, payload } = msg as { status?: string; payload?: { xid?: string; event?: string; value?: PointValue | null } };
+    const { status, payload } = msg as { status?: string; payload?: Reliability & { xid?: string; event?: string; value?: PointValue | null } };
     if (status !== 'OK' || typeof payload?.xid !== 'string') return;
+    this.noteReliability(payload.xid, payload);
     if (payload.value && typeof payload.value.timestamp === 'number') this.render(payload.xid, payload.value);
     else if (payload.event === 'REGISTERED') this.noValue(payload.xid);
+    else this.markCell(payload.xid); // ATTRIBUTE_CHANGE
+  }
+
+  /** Remembers whether the source can read the point now, when the message says (a set value's answer does not). */
+  private noteReliability(xid: string, r: Reliability): void {
+    if (typeof r.unreliable === 'boolean') this.reliability.set(xid, { unreliable: r.unreliable, unreliableSince: r.unreliableSince ?? null, unreliableReason: r.unreliableReason ?? null });
+  }
+
+  /** Greys the value of a point its source cannot read now, with a badge whose title says why and since when. */
+  private markCell(xid: string): void {
+    const cell = this.cell(xid);
+    if (!cell) return;
+    const r = this.reliability.get(xid);
+    const why = r?.unreliable ? `Unreliable since ${r.unreliableSince ? new Date(r.unreliableSince).toLocaleString() : '?'}: ${r.unreliableReason ?? 'its source cannot read it'}` : undefined;
+    const when = cell.dataset.timestamp ? new Date(Number(cell.dataset.timestamp)).toLocaleString() : '';
+    cell.title = why ? `${why}\nvalue of ${when}` : when;
+    cell.classList.toggle('unreliable', why !== undefined);
+    cell.querySelector('.unreliable-badge')?.remove();
+    if (why) cell.append(' ', h('span', { class: 'badge unreliable-badge', title: why }, 'unreliable'));
   }
 
   /** A point without any value yet says so (instead of "…" for ever). */
@@ -117,6 +142,7 @@ export class PointValuesLive {
     if (!this.last.get(xid)) this.last.set(xid, null);
     const cell = this.cell(xid);
     if (cell && cell.dataset.timestamp === undefined) cell.replaceChildren(h('span', { class: 'muted' }, 'no value yet'));
+    this.markCell(xid);
   }
 
   private cell(xid: string): HTMLElement | null {
@@ -127,9 +153,13 @@ export class PointValuesLive {
     await Promise.all(
       [...this.points.keys()].slice(0, POLL_MAX).map(async (xid) => {
         try {
-          const [newest] = await get<PointValue[]>(`/point-values/latest/${seg(xid)}`);
-          if (newest) this.render(xid, newest);
-          else this.noValue(xid);
+          const [newest] = await get<(PointValue & Reliability)[]>(`/point-values/latest/${seg(xid)}`);
+          if (newest) {
+            this.noteReliability(xid, newest);
+            this.render(xid, newest);
+          } else {
+            this.noValue(xid);
+          }
         } catch {
           // a point that cannot be read keeps its empty cell
         }
@@ -143,7 +173,7 @@ export class PointValuesLive {
     if (!point) return;
     // A value older than the one known (a slow poll answering after the socket's UPDATE) is not shown.
     const known = this.last.get(xid);
-    if (known && known.timestamp > v.timestamp) return;
+    if (known && known.timestamp > v.timestamp) return this.markCell(xid);
     this.last.set(xid, v);
     if (!cell) return;
     const when = new Date(v.timestamp);
@@ -154,6 +184,7 @@ export class PointValuesLive {
     cell.title = when.toLocaleString();
     cell.dataset.value = String(v.value);
     cell.dataset.timestamp = String(v.timestamp);
+    this.markCell(xid);
   }
 
   private refreshAges(): void {
