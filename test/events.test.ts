@@ -259,15 +259,15 @@ for (const engine of metadataEngines()) {
       const source = (await app.service.services.dataSources.findByXid('big-src'))!;
       const point = (await app.service.services.dataPoints.findByXid('big-0'))!;
       // History of 1000 points (big-0 is a real one); every N/10th event (all on big-0) still active.
-      await db.query(
+      // A script (exec), not a statement: one insert of a million rows may outlast STORE_TIMEOUT_MS.
+      await db.exec(
         `insert into events (alarm_level, active_ts, active, rtn_applicable, rtn_ts, rtn_cause, cleared_ts, message, event_type, sub_type,
            data_point_id, data_point_xid, data_source_id, data_source_xid)
          select (array['INFORMATION','WARNING','URGENT','CRITICAL'])[1 + i % 4], 1600000000000 + i, i % ${N / 10} = 0, true,
            case when i % ${N / 10} = 0 then null else 1600000000001 + i end, case when i % ${N / 10} = 0 then null else 'RETURN_TO_NORMAL' end,
            case when i % ${N / 10} = 0 then null else 1600000000001 + i end, 'bulk event', 'DATA_POINT', 'HIGH_LIMIT',
-           case when i % 1000 = 0 then $1 else 1000000 + i % 1000 end, 'big-' || (i % 1000), $2, 'big-src'
+           case when i % 1000 = 0 then ${point.id} else 1000000 + i % 1000 end, 'big-' || (i % 1000), ${source.id}, 'big-src'
          from generate_series(1, ${N}) i`,
-        [point.id, source.id],
       );
       await db.query('analyze events');
     });

@@ -526,7 +526,7 @@ describeOnPostgres('usernames unique ignoring case between two instances (Postgr
       dirs.push(await tempDir());
       const config = loadConfig({
         PORT: '0', HOST: '127.0.0.1', DATA_DIR: dirs[i]!, LOG_LEVEL: 'silent', RATE_LIMIT_ENABLED: 'false',
-        DATABASE_URL: testDatabaseUrl!, DATABASE_SCHEMA: schema, VALUE_STORE: 'postgres',
+        DATABASE_URL: testDatabaseUrl!, DATABASE_SCHEMA: schema, VALUE_STORE: 'postgres', INSTANCE_NAME: `users-${i}`,
       });
       instances.push(await startService(config)); // one after the other: the first makes the admin
     }

@@ -516,10 +516,12 @@ describe('WebSocket endpoints', function () {
     it('logs the same client address for an HTTP request and a WebSocket upgrade, accepted or refused', async () => {
       const forwarded = { 'x-forwarded-for': '6.6.6.6, 203.0.113.9' };
       const from = lines.length;
-      assert.equal((await new ApiClient(proxied.url).get('/health', { headers: forwarded })).status, 200);
+      // An anonymous request logged at info (health checks are logged at debug).
+      const anonymous = '/rest/latest/auth-tokens/public-key';
+      assert.equal((await new ApiClient(proxied.url).get(anonymous, { headers: forwarded })).status, 200);
       track(await open(proxied, { ...forwarded, ...bearer(await tokenFor(proxiedAdmin)) }));
       assert.equal((await refused(proxied, forwarded)).status, 401);
-      const [request] = (await logged('request', from)).filter((l) => l.path === '/health');
+      const [request] = (await logged('request', from)).filter((l) => l.path === anonymous);
       const upgrades = await logged('websocket upgrade', from);
       assert.equal(request?.ip, '203.0.113.9');
       assert.deepEqual(
