@@ -22,9 +22,10 @@ import { rqlRequests } from './api/openapi-routes.js';
 import { swaggerUiRouter } from './api/swagger-ui.js';
 import { usersRouter } from './api/users.js';
 import { API_PREFIX, identify, requireAuthentication } from './http/auth.js';
+import { jsonDepth } from './http/body.js';
 import { clientAddress } from './http/client-address.js';
 import { csrfMiddleware } from './http/csrf.js';
-import { errorMiddleware, logLateFailure } from './http/errors.js';
+import { answerLateFailures, errorMiddleware } from './http/errors.js';
 import { metricsFor } from './http/metrics.js';
 import { rateLimit } from './http/rate-limit.js';
 import { requestLog } from './http/request-log.js';
@@ -37,8 +38,9 @@ import type { Services } from './compose.js';
 export function createApp(s: Services, log: Logger): Koa<AppState> {
   // Koa's proxy support stays off: clientAddress applies TRUST_PROXY (core/client-address.ts).
   const app = new Koa<AppState>({ proxy: false });
-  app.silent = true; // errors are rendered and logged by errorMiddleware
-  app.on('error', logLateFailure(log)); // and those after the answer started (a broken body stream)
+  // Errors are rendered and logged by errorMiddleware, and those after the chain (a broken body
+  // stream) by the handler this installs in Koa's place.
+  answerLateFailures(app, log);
 
   app.use(clientAddress(s.proxies)); // ctx.ip by TRUST_PROXY, for everything below
   app.use(requestLog(log)); // outside everything that answers, so it logs the status the client finally gets
@@ -47,6 +49,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
   app.use(metrics.middleware()); // outside errorMiddleware: counts the status the client gets
   app.use(errorMiddleware(log)); // every failure becomes the contract's error body
   app.use(urlText(rqlRequests())); // 400 for a path or query that is not storable text, before any work
+  app.use(jsonDepth(s.config.jsonMaxDepth)); // JSON_MAX_DEPTH, for every body reader below
   app.use(identify(s.auth, s.config.basicAuthEnabled, s.rateLimiter)); // session cookie | Bearer JWT | Basic
   app.use(rateLimit(s.rateLimiter)); // per user when authenticated, else per IP
   const metricsEndpoint = metricsRouter(metrics, s.config.metricsPublic);

@@ -126,7 +126,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     },
   });
   const events = new EventService(new EventsRepository(db), dataPoints, dataSources);
-  const jsonStore = new JsonStoreService(new JsonStoreRepository(db), validator);
+  const jsonStore = new JsonStoreService(new JsonStoreRepository(db), validator, config.jsonMaxDepth);
   const { leases, channel } = cluster;
   const runtime = new DataSourceRuntime({
     instance: config.instanceName,
@@ -209,7 +209,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     runtime,
     events,
     jsonStore,
-    configuration: new ConfigurationService({ db, validator, sources: dataSources, points: dataPoints, detectors: eventDetectors, users, jsonStore }),
+    configuration: new ConfigurationService({ db, validator, jsonMaxDepth: config.jsonMaxDepth, sources: dataSources, points: dataPoints, detectors: eventDetectors, users, jsonStore }),
     retention,
     detectors,
     writes,

@@ -2,6 +2,7 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parseProxyEntry, type TrustProxy } from './core/client-address.js';
+import { DEFAULT_JSON_MAX_DEPTH } from './core/json.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -60,6 +61,8 @@ export interface Config {
   };
   /** Bounds on the work one point-value read may ask for (refused with 400 beyond them). */
   pointValueReads: PointValueReadLimits;
+  /** JSON_MAX_DEPTH: levels of nesting a JSON body (and stored jsonData) may have; deeper is a 422. */
+  jsonMaxDepth: number;
   rateLimit: {
     enabled: boolean;
     anonymous: TokenBucketConfig;
@@ -305,6 +308,9 @@ export function loadConfig(env: Env = process.env): Config {
       maxXids: integer(env, 'POINT_VALUES_MAX_XIDS', 100, 1, 10_000),
       maxRollupPeriods: integer(env, 'ROLLUP_MAX_PERIODS', 200_000, 1_000, 10_000_000),
     },
+    // Above 1,000 levels the recursive parts of the stack (V8's JSON.stringify, Node's deep
+    // equality, PostgreSQL's JSON parser) are no longer sure to have room.
+    jsonMaxDepth: integer(env, 'JSON_MAX_DEPTH', DEFAULT_JSON_MAX_DEPTH, 8, 1000),
     rateLimit: {
       enabled: boolean(env, 'RATE_LIMIT_ENABLED', true),
       anonymous: bucket(env, 'RATE_LIMIT_ANON', 40, 5),

@@ -2,7 +2,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
-import { attachWebSockets, type WebSocketHub } from './api/websocket.js';
+import { attachWebSockets, DEFAULT_WEBSOCKET_OPTIONS, type WebSocketHub } from './api/websocket.js';
 import { answerClientErrors } from './http/client-errors.js';
 import { metricsFor } from './http/metrics.js';
 import { createApp } from './app.js';
@@ -49,7 +49,7 @@ export async function startService(config: Config, baseLog: Logger = pino({ leve
   answerClientErrors(server, config.http);
   server.headersTimeout = 30_000;
   server.requestTimeout = 120_000;
-  const websockets = attachWebSockets(server, services, log);
+  const websockets = attachWebSockets(server, services, log, { ...DEFAULT_WEBSOCKET_OPTIONS, maxJsonDepth: config.jsonMaxDepth });
   metricsFor(services, log).observeWebSockets(websockets);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

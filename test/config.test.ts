@@ -127,6 +127,12 @@ describe('loadConfig', () => {
       });
     });
 
+    it('reads JSON_MAX_DEPTH: 64 by default, 8 to 1,000', () => {
+      assert.equal(loadConfig({}).jsonMaxDepth, 64);
+      assert.equal(loadConfig({ JSON_MAX_DEPTH: '8' }).jsonMaxDepth, 8);
+      assert.equal(loadConfig({ JSON_MAX_DEPTH: '1000' }).jsonMaxDepth, 1000);
+    });
+
     it('accepts port 0 (an ephemeral port, used by the tests)', () => {
       assert.equal(loadConfig({ PORT: '0' }).port, 0);
     });
@@ -178,6 +184,10 @@ describe('loadConfig', () => {
     it('LOGIN_KNOWN_ADDRESS_DAYS that is negative or not an integer', () => {
       assertRefused({ LOGIN_KNOWN_ADDRESS_DAYS: '-1' }, 'LOGIN_KNOWN_ADDRESS_DAYS');
       assertRefused({ LOGIN_KNOWN_ADDRESS_DAYS: '1.5' }, 'LOGIN_KNOWN_ADDRESS_DAYS');
+    });
+
+    it('JSON_MAX_DEPTH outside 8 to 1,000 or not an integer', () => {
+      for (const JSON_MAX_DEPTH of ['7', '1001', '64.5', 'deep']) assertRefused({ JSON_MAX_DEPTH }, 'JSON_MAX_DEPTH');
     });
 
     it('point-value read limits outside their ranges or not integers', () => {

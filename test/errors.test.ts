@@ -5,11 +5,16 @@ import { Writable } from 'node:stream';
 import Koa from 'koa';
 import pino from 'pino';
 import { DomainError } from '../src/core/errors.js';
-import { errorMiddleware } from '../src/http/errors.js';
+import { answerLateFailures, errorMiddleware } from '../src/http/errors.js';
+import { requestLog } from '../src/http/request-log.js';
+import type { AppState } from '../src/http/state.js';
+import { sendChunks } from '../src/http/stream.js';
 import { assertError } from './helpers/assertions.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ApiClient, type Response } from './helpers/client.js';
 import { announceEngines, metadataEngines } from './helpers/engines.js';
+import { capturingLogger, flushed } from './helpers/log.js';
+import { waitFor } from './helpers/wait.js';
 
 const MiB = 1024 * 1024;
 const USERS = '/rest/latest/users';
@@ -306,5 +311,85 @@ describe('errorMiddleware', () => {
     const res = await get('/ok');
     assert.equal(res.status, 200);
     assert.deepEqual(res.body, { fine: true });
+  });
+});
+
+describe('failures after the route set its answer', () => {
+  let server: Server;
+  let url: string;
+  const { log, lines } = capturingLogger('debug');
+
+  before(async () => {
+    // The order of app.ts: the request log outside, the error middleware inside, Koa's last resort replaced.
+    const app = new Koa<AppState>();
+    answerLateFailures(app, log);
+    app.use(requestLog(log));
+    app.use(errorMiddleware(log));
+    app.use(async (ctx) => {
+      switch (ctx.path) {
+        case '/too-deep': // what the export answered with a JSON store item nested 12,000 levels
+          ctx.body = { jsonData: JSON.parse('['.repeat(12_000) + ']'.repeat(12_000)) as unknown };
+          break;
+        case '/bigint':
+          ctx.body = { n: 1n };
+          break;
+        case '/not-plain': // not a plain object: Koa serialises it after the chain, where it fails
+          ctx.body = new (class Unwritable {
+            toJSON(): never {
+              throw new Error('cannot be written');
+            }
+          })();
+          break;
+        case '/cut-short':
+          await sendChunks(
+            ctx,
+            'application/json',
+            (async function* () {
+              yield '{"items":[1';
+              await new Promise((resolve) => setTimeout(resolve, 20));
+              throw new DomainError('unavailable', 'The value store is unavailable');
+            })(),
+          );
+          break;
+        default:
+          ctx.body = { fine: true };
+      }
+    });
+    server = app.listen(0, '127.0.0.1');
+    await new Promise<void>((resolve) => server.once('listening', () => resolve()));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => new Promise<void>((resolve) => server.close(() => resolve())));
+
+  async function loggedStatus(path: string): Promise<unknown> {
+    await waitFor(`the request log line of ${path}`, () => lines.some((l) => l.msg === 'request' && l.path === path));
+    return lines.find((l) => l.msg === 'request' && l.path === path)!.status;
+  }
+
+  it('answers a body JSON.stringify cannot write with the 500 error body, and logs 500 (the export defect)', async () => {
+    for (const path of ['/too-deep', '/bigint', '/not-plain']) {
+      const res = await new ApiClient(url).get(path);
+      // Both at once: Koa's bare text/plain 500 and a request log saying 200 were the defect.
+      const answered = { status: res.status, type: res.headers.get('content-type'), logged: await loggedStatus(path) };
+      assert.deepEqual(answered, { status: 500, type: 'application/json; charset=utf-8', logged: 500 }, path);
+      const body = assertError(res, 500, 5000, 'GENERIC_500');
+      assert.equal(body.message, 'Internal server error');
+      await flushed();
+      assert.ok(lines.some((l) => l.msg === 'unexpected error' && l.path === path), `${path}: the cause is logged`);
+    }
+  });
+
+  it('logs the status of a failure that cut a streamed answer short, not the 200 the client got', async () => {
+    const res = await fetch(url + '/cut-short');
+    assert.equal(res.status, 200);
+    await assert.rejects(res.text(), 'the body does not end as if whole');
+    assert.equal(await loggedStatus('/cut-short'), 503);
+    assert.ok(lines.some((l) => l.msg === 'answer failed after it had started; response destroyed' && l.path === '/cut-short'));
+  });
+
+  it('logs 200 for an answer that went well', async () => {
+    const res = await new ApiClient(url).get('/fine');
+    assert.deepEqual(res.body, { fine: true });
+    assert.equal(await loggedStatus('/fine'), 200);
   });
 });

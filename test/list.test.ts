@@ -16,7 +16,7 @@ describe('sendList', () => {
 
   before(async () => {
     const app = new Koa();
-    app.use((ctx) => {
+    app.use(async (ctx) => {
       // Batches straight from memory: no I/O between them, as an in-process store may give them.
       async function* batches(): AsyncGenerator<number[]> {
         for (let b = 0; b < BATCHES; b++) yield Array.from({ length: PER_BATCH }, (_, i) => b * PER_BATCH + i);
@@ -27,7 +27,7 @@ describe('sendList', () => {
         while (performance.now() < until);
         return { n };
       };
-      sendList(ctx, BATCHES * PER_BATCH, batches(), view);
+      await sendList(ctx, BATCHES * PER_BATCH, batches(), view);
     });
     server = app.listen(0, '127.0.0.1');
     await once(server, 'listening');

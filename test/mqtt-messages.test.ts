@@ -102,6 +102,10 @@ describe('MQTT messages', () => {
       const deep = '['.repeat(100_000) + ']'.repeat(100_000);
       const reading = readPayload(payload(deep), 'NUMERIC', [0]);
       assert.ok(reading !== null && 'error' in reading);
+      // An ALPHANUMERIC point takes a document as its JSON text: a deep one is refused before JSON.stringify recurses.
+      assert.deepEqual(readPayload(payload(`{"v":${deep}}`), 'ALPHANUMERIC', ['v']), { error: 'value at $.v nests deeper than 64 levels' });
+      const shallow = '['.repeat(64) + ']'.repeat(64);
+      assert.deepEqual(readPayload(payload(`{"v":${shallow}}`), 'ALPHANUMERIC', ['v']), { value: shallow });
       assert.deepEqual(readPayload(payload('x'.repeat(70_000)), 'ALPHANUMERIC', null), { error: 'payload is longer than 65535 characters' });
     });
 

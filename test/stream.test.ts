@@ -1,6 +1,6 @@
 // Streamed answers (src/http/stream.ts) on a real Koa server: the first chunk before the answer
 // starts, a failure after it destroys the response and is logged (src/http/errors.ts
-// logLateFailure), backpressure, and a client that goes away stops the work.
+// answerLateFailures), backpressure, and a client that goes away stops the work.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { request, type IncomingMessage, type Server } from 'node:http';
@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import pino from 'pino';
 import { DomainError } from '../src/core/errors.js';
-import { errorMiddleware, logLateFailure } from '../src/http/errors.js';
+import { answerLateFailures, errorMiddleware } from '../src/http/errors.js';
 import { sendChunks } from '../src/http/stream.js';
 import { waitFor } from './helpers/wait.js';
 
@@ -29,8 +29,7 @@ describe('sendChunks', () => {
   before(async () => {
     const log = pino({ level: 'debug' }, { write: (line: string) => void logged.push(JSON.parse(line) as LogLine) });
     const app = new Koa();
-    app.silent = true;
-    app.on('error', logLateFailure(log));
+    answerLateFailures(app, log);
     app.use(errorMiddleware(log));
     app.use((ctx) => sendChunks(ctx, 'application/json', source()));
     server = app.listen(0, '127.0.0.1');

@@ -330,6 +330,20 @@ describe('WebSocket endpoints', function () {
       assert.equal(c.ws.readyState, WebSocket.OPEN);
     });
 
+    it('refuses a message nesting deeper than JSON_MAX_DEPTH with an ERROR before parsing it, and stays open', async () => {
+      const c = await adminSocket();
+      // 16 KiB of brackets: JSON.stringify of its event type would overflow the stack.
+      for (const levels of [64, 8_000]) {
+        c.send(`{"xid":"x","eventTypes":[${'['.repeat(levels)}${']'.repeat(levels)}]}`);
+        const m = await c.next();
+        assert.equal(m.status, 'ERROR');
+        assert.equal(m.payload.type, 'SERVER_ERROR');
+        assert.match(m.payload.message!, /nests deeper than 64 levels \(JSON_MAX_DEPTH\)/);
+      }
+      await c.sync(await createPoint());
+      assert.equal(c.ws.readyState, WebSocket.OPEN);
+    });
+
     it('stops sending after an unsubscribe (empty eventTypes)', async () => {
       const xid = await createPoint();
       const c = await adminSocket();

@@ -33,11 +33,14 @@ export function configurationRouter(configuration: ConfigurationService): Router
   const router = new Router<AppState>({ prefix: '/configuration' });
 
   router.get('/export', async (ctx) => {
-    ctx.body = await configuration.export(actor(ctx), includeOf(ctx));
+    const text = await configuration.export(actor(ctx), includeOf(ctx));
+    ctx.type = 'application/json'; // before the body, or Koa would call a string text/plain
+    ctx.body = text;
   });
 
   router.post('/import', async (ctx) => {
-    ctx.body = await configuration.import(actor(ctx), await readJson(ctx, { limit: IMPORT_LIMIT }));
+    // envelope 3 (document, kind, item): each item nests as deep as on its own route, checked per item.
+    ctx.body = await configuration.import(actor(ctx), await readJson(ctx, { limit: IMPORT_LIMIT, envelope: 3 }));
   });
 
   return router;

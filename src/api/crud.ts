@@ -24,7 +24,7 @@ export function addCrudRoutes<R extends { xid: string }>(
 ): void {
   router.get('/', async (ctx) => {
     const { total, batches } = await service.list(caller(ctx).user, ctx.querystring);
-    sendList(ctx, total, batches, view);
+    await sendList(ctx, total, batches, view);
   });
 
   router.get('/:xid', async (ctx) => {

@@ -23,7 +23,7 @@ export function eventsRouter(events: EventService): Router<AppState> {
 
   router.get('/', async (ctx) => {
     const { total, batches } = await events.list(caller(ctx).user, ctx.querystring);
-    sendList(ctx, total, batches, eventView);
+    await sendList(ctx, total, batches, eventView);
   });
 
   router.post('/acknowledge', async (ctx) => {

@@ -19,7 +19,8 @@ function sendJsonText(ctx: AppContext, text: string): void {
 const VERBATIM: ReadonlySet<string> = new Set(['jsonData']);
 
 async function bodyText(ctx: AppContext): Promise<string> {
-  return (await readJsonText(ctx, { limit: JSON_STORE_BODY_LIMIT, verbatim: VERBATIM }))!;
+  // envelope 1: jsonData itself may nest JSON_MAX_DEPTH levels (the service checks it exactly).
+  return (await readJsonText(ctx, { limit: JSON_STORE_BODY_LIMIT, verbatim: VERBATIM, envelope: 1 }))!;
 }
 
 export function jsonStoreRouter(jsonStore: JsonStoreService): Router<AppState> {
@@ -27,7 +28,7 @@ export function jsonStoreRouter(jsonStore: JsonStoreService): Router<AppState> {
 
   router.get('/', async (ctx) => {
     const { total, batches } = await jsonStore.list(caller(ctx).user, ctx.querystring);
-    sendList(ctx, total, batches, jsonStoreSummary);
+    await sendList(ctx, total, batches, jsonStoreSummary);
   });
 
   router.get('/:xid', async (ctx) => {

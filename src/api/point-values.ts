@@ -5,7 +5,7 @@
 import Router from '@koa/router';
 import { caller } from '../http/auth.js';
 import { parseJson } from '../core/json.js';
-import { MiB, readJson, readJsonText } from '../http/body.js';
+import { assertBodyDepth, MiB, readJson, readJsonText } from '../http/body.js';
 import { sendChunks } from '../http/stream.js';
 import { readBulkColumns } from '../core/bulk-values.js';
 import { DomainError } from '../core/errors.js';
@@ -398,11 +398,17 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
 
   router.post('/', async (ctx) => {
     const user = caller(ctx).user;
-    const text = await readJsonText(ctx, { limit: BULK_LIMIT });
-    // The usual body shape is read straight into columns; anything else takes the general path.
+    const text = await readJsonText(ctx, { limit: BULK_LIMIT, depthLater: true });
+    // The usual body shape is read straight into columns (2 levels deep, so its depth needs no
+    // scan); anything else takes the general path.
     const columns = text === undefined ? undefined : await readBulkColumns(text);
     const fast = columns && columns.length > 0 ? await values.bulkColumns(user, columns) : undefined;
-    ctx.body = { written: fast ?? (await values.bulk(user, text === undefined ? undefined : parseJson(text))) };
+    if (fast !== undefined) {
+      ctx.body = { written: fast };
+      return;
+    }
+    if (text !== undefined) assertBodyDepth(ctx, text);
+    ctx.body = { written: await values.bulk(user, text === undefined ? undefined : parseJson(text)) };
   });
 
   router.delete('/:xid', async (ctx) => {

@@ -16,7 +16,7 @@ export function usersRouter(users: UserService): Router<AppState> {
 
   router.get('/', async (ctx) => {
     const { total, batches } = await users.list(actor(ctx), ctx.querystring);
-    sendList(ctx, total, batches, userView);
+    await sendList(ctx, total, batches, userView);
   });
 
   router.get('/current', (ctx) => {

@@ -15,6 +15,7 @@
 // the value read next is an UPDATE after it), with `value: null` and Mango's `attributes: {"UNRELIABLE": …}`.
 import type { Logger } from 'pino';
 import type { RawData } from 'ws';
+import { depthExceededAt } from '../core/json.js';
 import { badCharacterIn, badTextMessages, mayHoldBadText } from '../core/text.js';
 import type { LiveValue } from '../services/point-value-bus.js';
 import type { DataPointService } from '../services/data-points.js';
@@ -61,6 +62,8 @@ interface SubscribeRequest {
 export interface PointValueLimits {
   /** Points one connection may follow at once. */
   maxSubscriptions: number;
+  /** JSON_MAX_DEPTH: a message nesting deeper is refused before it is parsed. */
+  maxJsonDepth: number;
 }
 
 /** A message the channel answers with an error instead of acting on it. */
@@ -72,9 +75,10 @@ interface Refusal {
 /** The contract's error types leave SERVER_ERROR for a malformed request. */
 const malformed = (message: string): Refusal => ({ type: 'SERVER_ERROR', message });
 
-function parseRequest(data: RawData, isBinary: boolean): SubscribeRequest | Refusal {
+function parseRequest(data: RawData, isBinary: boolean, maxDepth: number): SubscribeRequest | Refusal {
   if (isBinary) return malformed('Messages must be JSON text: {"xid", "eventTypes": [...]}');
   const text = data.toString();
+  if (depthExceededAt(text, maxDepth) !== -1) return malformed(`Malformed request: the message nests deeper than ${maxDepth} levels (JSON_MAX_DEPTH)`);
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -181,7 +185,7 @@ export class PointValueChannel implements Channel {
   open(conn: Connection): void {
     const subscriptions = new Map<string, number>();
     this.sockets.set(conn, subscriptions);
-    conn.ws.on('message', (data, isBinary) => conn.enqueue(rawLength(data), () => this.handle(conn, parseRequest(data, isBinary))));
+    conn.ws.on('message', (data, isBinary) => conn.enqueue(rawLength(data), () => this.handle(conn, parseRequest(data, isBinary, this.limits.maxJsonDepth))));
     conn.onRelease(() => {
       this.sockets.delete(conn);
       for (const id of subscriptions.values()) this.removeSubscriber(id, conn);

@@ -20,6 +20,7 @@ import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { API_PREFIX } from '../http/auth.js';
 import { DomainError } from '../core/errors.js';
+import { DEFAULT_JSON_MAX_DEPTH } from '../core/json.js';
 import { httpStatus, internalError, writeErrorToSocket } from '../http/errors.js';
 import type { EventService } from '../services/events.js';
 import type { Channel } from './websocket-channel.js';
@@ -44,6 +45,7 @@ export const DEFAULT_WEBSOCKET_OPTIONS: WebSocketOptions = {
   closeGraceMs: 5_000,
   maxSubscriptions: 1_000,
   maxPayloadBytes: 16 * 1024,
+  maxJsonDepth: DEFAULT_JSON_MAX_DEPTH, // service.ts passes JSON_MAX_DEPTH
 };
 
 /** The services the WebSocket endpoints use. */

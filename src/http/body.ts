@@ -1,14 +1,33 @@
-// Reading a JSON request body: content type, size limit, UTF-8, syntax and text the stores can
-// hold (core/text.ts), each with the contract's error.
+// Reading a JSON request body: content type, size limit, UTF-8, nesting depth (JSON_MAX_DEPTH),
+// syntax and text the stores can hold (core/text.ts), each with the contract's error.
 import { isUtf8 } from 'node:buffer';
 import getRawBody from 'raw-body';
-import type { Context } from 'koa';
+import type { Context, Next } from 'koa';
 import { DomainError } from '../core/errors.js';
-import { parseJson } from '../core/json.js';
-import { assertStorableJson } from '../core/text.js';
+import { assertJsonDepth, DEFAULT_JSON_MAX_DEPTH, parseJson } from '../core/json.js';
+import { assertStorableJson, mayHoldBadText } from '../core/text.js';
+import type { AppState } from './state.js';
 
 export const MiB = 1024 * 1024;
 export const DEFAULT_BODY_LIMIT = MiB;
+
+/** Middleware: the nesting every JSON body below it is held to (JSON_MAX_DEPTH). */
+export function jsonDepth(maxDepth: number) {
+  return function setJsonDepth(ctx: Context & { state: AppState }, next: Next): Promise<void> {
+    ctx.state.jsonMaxDepth = maxDepth;
+    return next();
+  };
+}
+
+/** JSON_MAX_DEPTH for this request (its default where no `jsonDepth` middleware ran). */
+export function jsonMaxDepth(ctx: Context): number {
+  return (ctx.state as AppState).jsonMaxDepth ?? DEFAULT_JSON_MAX_DEPTH;
+}
+
+/** 422 naming the member when the body nests deeper than JSON_MAX_DEPTH (plus its envelope). */
+export function assertBodyDepth(ctx: Context, text: string, envelope = 0): void {
+  assertJsonDepth(text, jsonMaxDepth(ctx), envelope);
+}
 
 function tooLarge(limit: number): DomainError {
   return DomainError.tooLarge(`Request body too large (limit ${limit / MiB} MiB)`);
@@ -26,6 +45,18 @@ export interface BodyOptions {
   optional?: boolean;
   /** Top-level members kept exactly as sent, whatever their strings hold (JSON store jsonData). */
   verbatim?: ReadonlySet<string>;
+  /**
+   * Levels of envelope around the documents the body carries, allowed beyond JSON_MAX_DEPTH: 1 for
+   * a JSON store item (jsonData nests JSON_MAX_DEPTH levels of its own), 3 for a configuration
+   * import (document, kind, item). 0 when not given: the body's outermost value is level 1.
+   */
+  envelope?: number;
+  /**
+   * The caller first gives the text to a reader of a fixed shape that does not recurse (the bulk
+   * reader: 2 levels), and calls assertBodyDepth itself before anything else parses it; a text the
+   * text rule must parse is still measured here. Spares the usual 16 MiB bulk body the scan.
+   */
+  depthLater?: boolean;
 }
 
 /** Decodes UTF-8 strictly: bytes that are not UTF-8 are the client's mistake, never U+FFFD. */
@@ -37,8 +68,9 @@ function utf8Text(bytes: Buffer): string {
 
 /**
  * Reads the body as JSON text: a body is required unless `optional` (then an absent body reads as
- * undefined). Anything but application/json (any charset spelled utf-8) is refused, and so is a
- * string (or key) with U+0000 or an unpaired surrogate outside the `verbatim` members (422).
+ * undefined). Anything but application/json (any charset spelled utf-8) is refused, and so is text
+ * nesting deeper than JSON_MAX_DEPTH (422 naming the member, before anything parses it) or a string
+ * (or key) with U+0000 or an unpaired surrogate outside the `verbatim` members (422).
  */
 export async function readJsonText(ctx: Context, options: BodyOptions = {}): Promise<string | undefined> {
   const limit = options.limit ?? DEFAULT_BODY_LIMIT;
@@ -68,6 +100,9 @@ export async function readJsonText(ctx: Context, options: BodyOptions = {}): Pro
     if (options.optional) return undefined;
     throw DomainError.badRequest('A JSON request body is required');
   }
+  // Before anything parses the text: JSON.parse is iterative, but a deep body costs memory and the
+  // code after the parse recurses.
+  if (!options.depthLater || mayHoldBadText(text)) assertBodyDepth(ctx, text, options.envelope);
   assertStorableJson(text, options.verbatim);
   return text;
 }

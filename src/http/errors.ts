@@ -1,11 +1,13 @@
 // The HTTP edge of the service's errors: the one place that maps a DomainError to a status line
-// and renders the contract's error body.
+// and renders the contract's error body, also for what fails after the middleware chain is done.
 import { STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
+import type Koa from 'koa';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { DomainError, type ErrorKind, type ValidationMessage } from '../core/errors.js';
 import { NOSNIFF } from './security-headers.js';
+import type { AppState } from './state.js';
 
 const KIND_STATUS: Record<ErrorKind, number> = {
   'bad-request': 400,
@@ -98,6 +100,27 @@ function describeCause(cause: unknown): string | undefined {
   return code ? `${code}: ${cause.message}` : cause.message;
 }
 
+/** A body Koa would serialise with JSON.stringify after the middleware chain (a plain object or array). */
+function isJsonValue(body: unknown): body is object {
+  if (typeof body !== 'object' || body === null) return false;
+  const proto = Object.getPrototypeOf(body) as unknown;
+  return Array.isArray(body) || proto === Object.prototype || proto === null;
+}
+
+/** The failure as the client is to hear it; an unexpected one is logged (never answered) here. */
+function failureOf(err: unknown, ctx: Context, log: Logger): DomainError {
+  const failure = toDomainError(err);
+  if (!failure) {
+    log.error({ err, method: ctx.method, path: ctx.path }, 'unexpected error');
+    return internalError;
+  }
+  if (failure.kind === 'unavailable') {
+    // An operator's problem, not the client's: said once per request, without a stack.
+    log.warn({ method: ctx.method, path: ctx.path, cause: describeCause(failure.cause) }, failure.message);
+  }
+  return failure;
+}
+
 /**
  * Outermost middleware: renders every failure, including routes that matched nothing,
  * as the contract's error body. Unexpected errors are logged and never leak internals.
@@ -112,15 +135,11 @@ export function errorMiddleware(log: Logger) {
         if (ctx.status === 405) throw new HttpStatusError(405, 'Method not allowed');
         if (ctx.status === 501) throw new HttpStatusError(501, 'Method not implemented');
       }
+      // Serialised here rather than by Koa after the chain, so that a body JSON.stringify cannot
+      // write (too deep, a BigInt) is an error answer like any other, and logged with its status.
+      if (isJsonValue(ctx.body)) ctx.body = JSON.stringify(ctx.body);
     } catch (err) {
-      let failure = toDomainError(err);
-      if (!failure) {
-        log.error({ err, method: ctx.method, path: ctx.path }, 'unexpected error');
-        failure = internalError;
-      } else if (failure.kind === 'unavailable') {
-        // An operator's problem, not the client's: said once per request, without a stack.
-        log.warn({ method: ctx.method, path: ctx.path, cause: describeCause(failure.cause) }, failure.message);
-      }
+      const failure = failureOf(err, ctx, log);
       ctx.status = httpStatus(failure);
       ctx.set(errorHeaders(failure));
       ctx.body = errorBody(failure);
@@ -138,14 +157,36 @@ export class LateFailure extends Error {
 }
 
 /**
- * Koa's 'error' event: what failed after the answer had started. A source that broke (LateFailure:
- * its response is destroyed by then, so the client sees a truncated body) is logged as an error;
- * anything else there is the connection's end, a client that went away.
+ * Koa's last resort (ctx.onerror), replaced: what fails once the middleware chain is done, such as a
+ * body stream that breaks. Before anything went out the failure still gets the error body; after the
+ * first byte the response is destroyed (the client sees a truncated body, never one closed as if
+ * whole) and the request log records the failure's status (`failedStatus`) instead of the 200 the
+ * client got. Anything else there is the connection's end: a client that went away. Koa calls this
+ * only while the app has an 'error' listener, which it adds itself when there is none; with
+ * `app.silent` that listener says nothing, and this handler emits nothing.
  */
-export function logLateFailure(log: Logger) {
-  return function onLateFailure(err: unknown, ctx?: Context): void {
-    const where = ctx ? { method: ctx.method, path: ctx.path } : {};
-    if (err instanceof LateFailure) log.error({ err: err.failure, ...where }, 'answer failed after it had started; response destroyed');
-    else log.debug({ code: (err as NodeJS.ErrnoException | undefined)?.code, ...where }, 'connection ended before the answer did');
+export function answerLateFailures(app: Koa<AppState>, log: Logger): void {
+  app.silent = true;
+  app.context.onerror = function onLateFailure(this: Context & { state: AppState }, err: unknown): void {
+    if (err === null || err === undefined) return;
+    const where = { method: this.method, path: this.path };
+    const cause = err instanceof LateFailure ? err.failure : err;
+    if (!this.headerSent && this.writable) {
+      const failure = failureOf(cause, this, log);
+      const { res } = this;
+      for (const name of res.getHeaderNames()) res.removeHeader(name);
+      const body = JSON.stringify(errorBody(failure));
+      res.writeHead(httpStatus(failure), { ...NOSNIFF, ...errorHeaders(failure), 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
+    if (err instanceof LateFailure) {
+      const failure = toDomainError(cause);
+      this.state.failedStatus = failure ? httpStatus(failure) : 500;
+      log.error({ err: cause, ...where }, 'answer failed after it had started; response destroyed');
+      if (!this.res.destroyed) this.res.destroy();
+    } else {
+      log.debug({ code: (err as NodeJS.ErrnoException).code, ...where }, 'connection ended before the answer did');
+    }
   };
 }

@@ -16,6 +16,13 @@ export interface AppState {
   auth?: Authentication;
   /** Why presented credentials were refused; reported only where authentication is required. */
   authError?: DomainError;
+  /** JSON_MAX_DEPTH, for the body readers (http/body.ts). */
+  jsonMaxDepth?: number;
+  /**
+   * The status of a failure that came after the answer had started (its response destroyed): what
+   * the request log records instead of the status line the client got (http/errors.ts).
+   */
+  failedStatus?: number;
 }
 
 export type AppContext = ParameterizedContext<AppState>;

@@ -1,6 +1,7 @@
 // How MQTT messages map to point values and back: topic filters and routing, reading a payload
 // (plain or at a jsonPath) as a point's data type, and the payload a write publishes. Pure code;
 // the driver (mqtt.ts) owns the connection.
+import { DEFAULT_JSON_MAX_DEPTH, pathBeyondDepth } from '../core/json.js';
 import type { DataType } from '../store/metadata/data-points.js';
 
 export type PointValue = number | boolean | string;
@@ -211,6 +212,8 @@ export function toPointValue(dataType: DataType, raw: unknown): Reading {
     }
     case 'ALPHANUMERIC': {
       if (raw === null) return { error: 'is null' };
+      // A device's document is bounded before JSON.stringify, which recurses, writes it.
+      if (pathBeyondDepth(raw, DEFAULT_JSON_MAX_DEPTH)) return { error: `nests deeper than ${DEFAULT_JSON_MAX_DEPTH} levels` };
       const text = typeof raw === 'string' ? raw : JSON.stringify(raw);
       return text.length <= MAX_TEXT ? { value: text } : { error: `is longer than ${MAX_TEXT} characters` };
     }

@@ -10,6 +10,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
 import { usernameKey } from '../core/username-key.js';
+import { itemDepthProblem } from '../core/json.js';
 import type { Validator } from '../core/validation.js';
 import type { MetadataDb, Queryable } from '../store/metadata/db.js';
 import { DataPointsRepository, type DataPointRecord } from '../store/metadata/data-points.js';
@@ -20,7 +21,7 @@ import { UsersRepository, type UserRecord } from '../store/metadata/users.js';
 import { dataPointView, DataPointService } from './data-points.js';
 import { dataSourceView, DataSourceService } from './data-sources.js';
 import { eventDetectorView, EventDetectorService } from './event-detectors.js';
-import { JsonStoreService } from './json-store.js';
+import { JsonStoreService, jsonStoreItemJson } from './json-store.js';
 import { verifyPassword } from './passwords.js';
 import { assertSuperadmin } from './permissions.js';
 import { userView, UserService, type Actor } from './users.js';
@@ -47,6 +48,8 @@ const omit = (kind: ConfigurationKind, view: Item): Item => Object.fromEntries(O
 export interface ConfigurationServices {
   db: MetadataDb;
   validator: Validator;
+  /** JSON_MAX_DEPTH: each imported item nests at most this deep (a JSON store item's jsonData on its own). */
+  jsonMaxDepth: number;
   sources: DataSourceService;
   points: DataPointService;
   detectors: EventDetectorService;
@@ -80,14 +83,15 @@ class ItemsRefused extends Error {}
 export class ConfigurationService {
   constructor(private readonly s: ConfigurationServices) {}
 
-  async export(user: Actor, include: readonly ConfigurationKind[] = CONFIGURATION_KINDS): Promise<ConfigurationDocument> {
+  /** The document as JSON text (JSON store documents spliced in as stored: see exportKind). */
+  async export(user: Actor, include: readonly ConfigurationKind[] = CONFIGURATION_KINDS): Promise<string> {
     assertSuperadmin(user);
     return this.exportWith(this.bind(this.s.db), user, include);
   }
 
   async import(user: Actor, body: unknown): Promise<{ created: number; updated: number }> {
     assertSuperadmin(user);
-    const doc = checkDocument(body);
+    const doc = checkDocument(body, this.s.jsonMaxDepth);
     const problems: ValidationMessage[] = [];
     const changes: Change[] = [];
     let counts: { created: number; updated: number };
@@ -130,22 +134,32 @@ export class ConfigurationService {
       detectors: new EventDetectorService(detectorRepo, points, validator),
       detectorRepo,
       users: new UserService(new UsersRepository(db), validator),
-      jsonStore: new JsonStoreService(new JsonStoreRepository(db), validator),
+      jsonStore: new JsonStoreService(new JsonStoreRepository(db), validator, this.s.jsonMaxDepth),
     };
   }
 
-  private async exportWith(b: Bound, user: Actor, include: readonly ConfigurationKind[]): Promise<ConfigurationDocument> {
-    const doc: ConfigurationDocument = {};
+  private async exportWith(b: Bound, user: Actor, include: readonly ConfigurationKind[]): Promise<string> {
+    const members: string[] = [];
     for (const kind of CONFIGURATION_KINDS) {
-      if (include.includes(kind)) doc[kind] = await this.exportKind(b, user, kind);
+      if (include.includes(kind)) members.push(`${JSON.stringify(kind)}:[${(await this.exportKind(b, user, kind)).join(',')}]`);
     }
-    return doc;
+    return `{${members.join(',')}}`;
   }
 
-  private async exportKind(b: Bound, user: Actor, kind: ConfigurationKind): Promise<Item[]> {
-    const views: Item[] = [];
-    const collect = async <T>(list: { batches: AsyncIterable<T[]> }, view: (r: T) => Item | Promise<Item>) => {
-      for await (const batch of list.batches) for (const r of batch) views.push(omit(kind, await view(r)));
+  /**
+   * Each item as JSON text. A JSON store document is spliced in as stored, never parsed and written
+   * again: an item stored deeper than JSON_MAX_DEPTH before the limit existed is exported as it is
+   * (the export is the backup; its import then names the item), and no depth overflows the stack.
+   */
+  private async exportKind(b: Bound, user: Actor, kind: ConfigurationKind): Promise<string[]> {
+    const views: string[] = [];
+    const collect = async <T>(list: { batches: AsyncIterable<T[]> }, view: (r: T) => Item | string | Promise<string>) => {
+      for await (const batch of list.batches) {
+        for (const r of batch) {
+          const v = await view(r);
+          views.push(typeof v === 'string' ? v : JSON.stringify(omit(kind, v)));
+        }
+      }
     };
     switch (kind) {
       case 'dataSources':
@@ -161,10 +175,7 @@ export class ConfigurationService {
         await collect(await b.users.list(user, 'sort(username)&limit(100000)'), (u) => ({ ...userView(u) }));
         break;
       case 'jsonStore':
-        await collect(await b.jsonStore.list(user, ALL), async (r) => {
-          const item = await b.jsonStore.get(user, r.xid);
-          return { xid: item.xid, name: item.name, readPermission: item.readPermission, editPermission: item.editPermission, jsonData: JSON.parse(item.doc) as unknown };
-        });
+        await collect(await b.jsonStore.list(user, ALL), async (r) => jsonStoreItemJson(await b.jsonStore.get(user, r.xid), OMIT.jsonStore));
         break;
     }
     return views;
@@ -212,6 +223,8 @@ export class ConfigurationService {
           name: i.name,
           readPermission: i.readPermission,
           editPermission: i.editPermission,
+          // Bounded: the saved document nests at most JSON_MAX_DEPTH levels, and the deep
+          // comparison stops at the shallower of the two.
           jsonData: JSON.parse(i.doc) as unknown,
         });
         return this.outcome(changes, existing && view(existing), view(saved), { kind });
@@ -248,8 +261,11 @@ export class ConfigurationService {
   }
 }
 
-/** The document's outline: an object of known keys, each an array of objects with their key field. */
-function checkDocument(body: unknown): ConfigurationDocument {
+/**
+ * The document's outline: an object of known keys, each an array of objects with their key field,
+ * each nesting as deep as its own route's body may (JSON_MAX_DEPTH).
+ */
+function checkDocument(body: unknown, maxDepth: number): ConfigurationDocument {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw DomainError.invalid('', `must be an object with any of ${CONFIGURATION_KINDS.join(', ')}`);
   const problems: ValidationMessage[] = [];
   const doc = body as Record<string, unknown>;
@@ -272,6 +288,8 @@ function checkDocument(body: unknown): ConfigurationDocument {
       const seenAs = key === 'users' ? usernameKey(id) : id;
       if (seen.has(seenAs)) return problems.push(validationMessage(`${key}[${i}].${keyField}`, `repeats ${key}[${seen.get(seenAs)}]`));
       seen.set(seenAs, i);
+      const deep = itemDepthProblem(item as Item, maxDepth, key === 'jsonStore');
+      if (deep) problems.push({ ...deep, property: `${key}[${i}].${deep.property}` });
     });
   }
   if (problems.length > 0) throw DomainError.validation(problems);

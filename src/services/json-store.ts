@@ -2,6 +2,9 @@
 // and `\u0000` survive), permissions, create-or-replace, the 1 MiB item limit and dot-path reads.
 //
 // Decisions where the contract is silent:
+// - jsonData nests at most JSON_MAX_DEPTH levels of its own (its outermost object or array is
+//   level 1); deeper is a 422 on jsonData. Items stored deeper before the limit existed are still
+//   read, exported and deleted: their text is spliced into answers, never parsed and re-serialised.
 // - Item size is the UTF-8 length of jsonData as stored: the client's text with the whitespace
 //   between tokens removed (strings, escapes and numbers exactly as written). At most 1 MiB
 //   (1,048,576 bytes); beyond is 413/4005. A write body may be up to 2 MiB, room for the envelope
@@ -16,7 +19,7 @@
 //   leading zero); on an object the same segment is a key. Duplicate keys: the last one counts,
 //   as in JSON.parse and JSONB. A URL is checked like any client text (http/url-text.ts), so a
 //   key holding U+0000 or a lone surrogate has no path: it is read with the whole item.
-import { parseJson } from '../core/json.js';
+import { nestsTooDeep, parseJson } from '../core/json.js';
 import { DomainError } from '../core/errors.js';
 import type { Validator } from '../core/validation.js';
 import { jsonStoreResource, type JsonStoreItem, type JsonStoreRecord, type JsonStoreRepository, type JsonStoreValues } from '../store/metadata/json-store.js';
@@ -48,15 +51,21 @@ export function jsonStoreSummary(r: JsonStoreRecord): Record<string, unknown> {
   return { id: r.id, xid: r.xid, name: r.name, readPermission: r.readPermission, editPermission: r.editPermission };
 }
 
-/** The item as JSON text: the stored document is spliced in as it is, never re-serialised. */
-export function jsonStoreItemJson(item: JsonStoreItem): string {
-  return `${JSON.stringify(jsonStoreSummary(item)).slice(0, -1)},"jsonData":${item.doc}}`;
+/**
+ * The item as JSON text (without the `omit` fields): the stored document is spliced in as it is,
+ * never re-serialised, so neither its spelling nor its depth matter.
+ */
+export function jsonStoreItemJson(item: JsonStoreItem, omit: readonly string[] = []): string {
+  const summary = Object.fromEntries(Object.entries(jsonStoreSummary(item)).filter(([k]) => !omit.includes(k)));
+  return `${JSON.stringify(summary).slice(0, -1)},"jsonData":${item.doc}}`;
 }
 
 export class JsonStoreService {
   constructor(
     private readonly repo: JsonStoreRepository,
     private readonly validator: Validator,
+    /** JSON_MAX_DEPTH: levels jsonData may nest. */
+    private readonly maxDepth: number,
   ) {}
 
   async list(user: Principal, rawQuery: string): Promise<ListResult<JsonStoreRecord>> {
@@ -161,10 +170,11 @@ export class JsonStoreService {
     const input = this.validator.validate<JsonStoreInput>('json-store', parseJson(bodyText));
     const span = jsonDataSpan(bodyText);
     if (!span) throw DomainError.invalid('jsonData', 'is required', OBJECT_TYPE);
-    const doc = compact(bodyText, span.start, span.end);
+    const { depth, ...doc } = compact(bodyText, span.start, span.end);
     if (Buffer.byteLength(doc.doc, 'utf8') > MAX_ITEM_BYTES) {
       throw DomainError.tooLarge(`JSON store item too large: jsonData is limited to ${MAX_ITEM_BYTES} bytes (1 MiB)`);
     }
+    if (depth > this.maxDepth) throw DomainError.invalid('jsonData', nestsTooDeep(this.maxDepth), OBJECT_TYPE);
     return { input, doc };
   }
 }
@@ -243,13 +253,15 @@ function escapedUnit(s: string, i: number): number | undefined {
 }
 
 /**
- * The value's text without the whitespace between tokens, and whether JSONB can hold it: no
- * `\u0000`, no unpaired surrogate escape, nesting within MAX_JSONB_DEPTH, numbers of modest size.
+ * The value's text without the whitespace between tokens, how deep it nests, and whether JSONB can
+ * hold it: no `\u0000`, no unpaired surrogate escape, nesting within MAX_JSONB_DEPTH, numbers of
+ * modest size.
  */
-function compact(s: string, start: number, end: number): { doc: string; jsonb: boolean } {
+function compact(s: string, start: number, end: number): { doc: string; jsonb: boolean; depth: number } {
   const parts: string[] = [];
   let jsonb = true;
   let depth = 0;
+  let deepest = 0;
   let run = start;
   let i = start;
   while (i < end) {
@@ -264,6 +276,7 @@ function compact(s: string, start: number, end: number): { doc: string; jsonb: b
       i = close;
     } else if (c === 0x7b || c === 0x5b) {
       if (++depth > MAX_JSONB_DEPTH) jsonb = false;
+      if (depth > deepest) deepest = depth;
       i++;
     } else if (c === 0x7d || c === 0x5d) {
       depth--;
@@ -277,7 +290,7 @@ function compact(s: string, start: number, end: number): { doc: string; jsonb: b
     }
   }
   parts.push(s.slice(run, end));
-  return { doc: parts.join(''), jsonb };
+  return { doc: parts.join(''), jsonb, depth: deepest };
 }
 
 function jsonbSafeString(s: string, from: number, to: number): boolean {
