@@ -165,6 +165,13 @@ export class DataSourceRuntime {
     });
   }
 
+  /** Many points changed at once (an import): each of their sources restarts once, with the new point list. */
+  async pointsChanged(points: readonly Pick<DataPointRecord, 'dataSourceId'>[]): Promise<void> {
+    const sources = new Set<number>();
+    for (const p of points) sources.add(p.dataSourceId);
+    for (const id of sources) await this.pointChanged({ dataSourceId: id });
+  }
+
   /**
    * Writes a set value through the point's source to its device. Resolves when the device accepted
    * it (at once for sources without a device) with what the device now holds (undefined: as given);

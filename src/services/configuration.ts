@@ -18,7 +18,7 @@ import { JsonStoreRepository } from '../store/metadata/json-store.js';
 import { UsersRepository, type UserRecord } from '../store/metadata/users.js';
 import { dataPointView, DataPointService } from './data-points.js';
 import { dataSourceView, DataSourceService } from './data-sources.js';
-import { eventDetectorView, EventDetectorService } from './event-detectors.js';
+import { eventDetectorView, EventDetectorService, type SavedDetector } from './event-detectors.js';
 import { JsonStoreService } from './json-store.js';
 import { verifyPassword } from './passwords.js';
 import { assertSuperadmin } from './permissions.js';
@@ -224,26 +224,24 @@ export class ConfigurationService {
     return existed ? 'updated' : 'created';
   }
 
-  /** After the commit: the runtime starts or stops sources, caches forget, other instances hear. */
+  /**
+   * After the commit: the runtime starts or stops sources, caches forget, other instances hear. Each
+   * kind is told at once, so that a source restarts once and the detectors reload once per import,
+   * whatever the number of items (API-DECISIONS "Faults and scale").
+   */
   private async announce(changes: readonly Change[]): Promise<void> {
+    const savedSources = new Set<number>();
+    const points: DataPointRecord[] = [];
+    const detectors: SavedDetector[] = [];
     for (const c of changes) {
-      switch (c.kind) {
-        case 'dataSources':
-          await this.s.sources.announceSaved(c.record.id);
-          break;
-        case 'dataPoints':
-          await this.s.points.announceChanged(c.record);
-          break;
-        case 'eventDetectors':
-          await this.s.detectors.announceSaved(c.record, c.before);
-          break;
-        case 'users':
-          await this.s.users.announceImported(c.record, c.before);
-          break;
-        case 'jsonStore':
-          break;
-      }
+      if (c.kind === 'dataSources') savedSources.add(c.record.id);
+      else if (c.kind === 'dataPoints') points.push(c.record);
+      else if (c.kind === 'eventDetectors') detectors.push({ saved: c.record, before: c.before });
     }
+    for (const id of savedSources) await this.s.sources.announceSaved(id);
+    if (points.length > 0) await this.s.points.announceChanged(points, savedSources);
+    if (detectors.length > 0) await this.s.detectors.announceSaved(detectors);
+    for (const c of changes) if (c.kind === 'users') await this.s.users.announceImported(c.record, c.before);
   }
 }
 

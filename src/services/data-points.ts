@@ -217,6 +217,12 @@ const notFound = () => DomainError.notFound('Data point not found');
 export interface DataPointListener {
   /** Created, updated or deleted; awaited before the API answers (the runtime restarts its source). */
   pointChanged(point: DataPointRecord): Promise<void> | void;
+  /**
+   * Many points changed at once (a configuration import: records as they were before, XIDs kept),
+   * beside the sources in `savedSources`, whose listeners heard sourceSaved already. A listener
+   * without it hears pointChanged for each.
+   */
+  pointsChanged?(points: readonly DataPointRecord[], savedSources: ReadonlySet<number>): Promise<void> | void;
 }
 
 export class DataPointService {
@@ -230,9 +236,15 @@ export class DataPointService {
     for (const l of this.listeners) await l.pointChanged(point);
   }
 
-  /** A point saved by other means (a configuration import; the record as it was before): the listeners hear it. */
-  announceChanged(point: DataPointRecord): Promise<void> {
-    return this.changed(point);
+  /**
+   * Points saved by other means (a configuration import; the records as they were before), beside
+   * the sources `savedSources` announced already: the listeners hear them at once, not one by one.
+   */
+  async announceChanged(points: readonly DataPointRecord[], savedSources: ReadonlySet<number>): Promise<void> {
+    for (const l of this.listeners) {
+      if (l.pointsChanged) await l.pointsChanged(points, savedSources);
+      else for (const p of points) await l.pointChanged(p);
+    }
   }
 
   constructor(

@@ -93,6 +93,14 @@ export interface EventDetectorListener {
   detectorCreated(detector: EventDetectorRecord): Promise<void> | void;
   detectorUpdated(detector: EventDetectorRecord, before: EventDetectorRecord): Promise<void> | void;
   detectorDeleted(detector: EventDetectorRecord): Promise<void> | void;
+  /** Many saved at once (a configuration import); a listener without it hears each as created or updated. */
+  detectorsSaved?(saved: readonly SavedDetector[]): Promise<void> | void;
+}
+
+/** A detector as saved, and as it was before (undefined: created). */
+export interface SavedDetector {
+  saved: EventDetectorRecord;
+  before: EventDetectorRecord | undefined;
 }
 
 export class EventDetectorService {
@@ -181,9 +189,12 @@ export class EventDetectorService {
     return saved;
   }
 
-  /** A detector saved by other means (a configuration import): the listeners hear it as if saved here. */
-  async announceSaved(saved: EventDetectorRecord, before: EventDetectorRecord | undefined): Promise<void> {
-    for (const l of this.listeners) await (before ? l.detectorUpdated(saved, before) : l.detectorCreated(saved));
+  /** Detectors saved by other means (a configuration import): the listeners hear them as if saved here, at once. */
+  async announceSaved(detectors: readonly SavedDetector[]): Promise<void> {
+    for (const l of this.listeners) {
+      if (l.detectorsSaved) await l.detectorsSaved(detectors);
+      else for (const { saved, before } of detectors) await (before ? l.detectorUpdated(saved, before) : l.detectorCreated(saved));
+    }
   }
 
   async delete(user: Principal, xid: string): Promise<EventDetectorRecord> {
