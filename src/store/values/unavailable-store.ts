@@ -34,5 +34,6 @@ export function withUnavailableAsDomainError(store: PointValueStore, isUnavailab
   if (store.changedElsewhere) wrapped.changedElsewhere = (earliest) => store.changedElsewhere!(earliest);
   if (store.compact) wrapped.compact = () => store.compact!().catch(unavailable);
   if (store.dropBefore) wrapped.dropBefore = (before) => store.dropBefore!(before).catch(unavailable);
+  if (store.seriesBefore) wrapped.seriesBefore = (before) => store.seriesBefore!(before).catch(unavailable);
   return wrapped;
 }

@@ -299,6 +299,11 @@ export class PostgresStore implements PointValueStore {
 
   // ---- reads: the pool ----
 
+  async seriesBefore(before: number): Promise<number[]> {
+    const { rows } = await this.pool.query<{ series: number }>(SQL.seriesBefore, [clampTs(before)]);
+    return rows.map((r) => r.series);
+  }
+
   async latest(series: number, limit: number): Promise<StoredValue[]> {
     const n = Math.max(0, Math.floor(limit));
     if (n === 0) return [];
