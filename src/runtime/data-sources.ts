@@ -10,11 +10,15 @@
 // held (SourceLeases). An instance that cannot take a source's lease leaves it to its holder; a sweep
 // every few seconds takes over the sources whose holder is gone, and stop() hands them back.
 import type { Logger } from 'pino';
+import { forEachLimited } from '../core/limited.js';
 import { DeviceWriteError, type DeviceValue } from '../services/point-values.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { DataSourceRecord, DataSourceState, DataSourceType } from '../store/metadata/data-sources.js';
 import { periodMs, type DriverContext, type DriverFactory, type ProducedValue, type SourceDriver } from './driver.js';
 import { PointWarnings, type WarningStore } from './point-warnings.js';
+
+/** Sources started or stopped at once (each costs store round trips; drivers do not wait for devices). */
+const START_CONCURRENCY = 8;
 
 /** What the runtime needs of the services (kept narrow: the runtime sees no HTTP and no SQL). */
 export interface RuntimeSources {
@@ -80,6 +84,8 @@ export class DataSourceRuntime {
   private readonly leases: SourceLeases;
   /** Per-point warnings of every source run here (counts by source for /metrics). */
   readonly warnings: PointWarnings;
+  /** Driver starts here since start, by source XID (/metrics): a restart per save, not per point saved. */
+  readonly starts = new Map<string, number>();
 
   constructor(private readonly o: DataSourceRuntimeOptions) {
     this.warnings = new PointWarnings(o.points, o.log);
@@ -91,7 +97,7 @@ export class DataSourceRuntime {
 
   /** Starts every enabled source; marks the others STOPPED (a crash may have left them RUNNING). */
   async start(): Promise<void> {
-    await Promise.all((await this.o.sources.all()).map((ds) => this.enqueue(ds.id, () => this.restartNow(ds, false))));
+    await forEachLimited(await this.o.sources.all(), START_CONCURRENCY, (ds) => this.enqueue(ds.id, () => this.restartNow(ds, false)));
     if (this.leases.shared) {
       this.sweeper = setInterval(() => void this.sweep(), this.o.sweepMs ?? 2_000);
       this.sweeper.unref();
@@ -103,7 +109,7 @@ export class DataSourceRuntime {
     this.stopped = true;
     clearInterval(this.sweeper);
     await Promise.all([...this.queues.values()]);
-    await Promise.all([...this.running.keys()].map((id) => this.stopNow(id)));
+    await forEachLimited([...this.running.keys()], START_CONCURRENCY, (id) => this.stopNow(id));
     await this.warnings.flush();
   }
 
@@ -222,6 +228,7 @@ export class DataSourceRuntime {
     this.running.set(ds.id, r);
     await this.o.sources.setState(ds.id, 'RUNNING', ds.lastError);
     r.driver = factory(this.contextFor(r, points));
+    this.starts.set(ds.xid, (this.starts.get(ds.xid) ?? 0) + 1);
     await r.driver.start();
   }
 

@@ -60,7 +60,7 @@ interface Watch extends WatchedDetector {
 const settings = (d: EventDetectorRecord): DetectorSettings => d.config as DetectorSettings;
 
 /** Detectors loaded per query: each page is a statement of its own (PGlite decodes rows on this thread). */
-const LOAD_PAGE = 500;
+const LOAD_PAGE = 100;
 
 /** Does the alarm condition hold for this value? In alarm, limits return only past resetLimit. */
 export function conditionHolds(d: EventDetectorRecord, value: number, inAlarm: boolean): boolean {

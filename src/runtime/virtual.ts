@@ -3,6 +3,7 @@
 // INCREMENT/RANDOM over `values` for MULTISTATE). NO_CHANGE points produce nothing by themselves:
 // they hold what is set through the API (a manual or memory point). A value set on a generating
 // point becomes the generator's current value, so a walk continues from it.
+import { TimeSlice } from '../core/time-slice.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import { sleep, type DriverContext, type DriverFactory, type SourceDriver } from './driver.js';
 
@@ -105,10 +106,13 @@ class VirtualDriver implements SourceDriver {
   }
 
   async start(): Promise<void> {
-    // A restart (an edit of the source or of a point) continues where the values left off.
+    // A restart (an edit of the source or of a point) continues where the values left off. The
+    // latest values are mostly cached: thousands of points would hold the event loop without a yield.
+    const slice = new TimeSlice();
     for (const p of this.ctx.points) {
       const last = await this.ctx.lastValue(p);
       if (last !== undefined) this.generators.get(p.id)!.set(last);
+      await slice.yieldIfExpired();
     }
     this.loop = this.run();
   }
