@@ -157,7 +157,7 @@ for (const engine of metadataEngines()) {
       const starts = async () => {
         const res = await adminA.get<string>('/metrics');
         assert.equal(res.status, 200, res.text);
-        const line = res.text.split('\n').find((l) => l.startsWith('dds_data_source_starts_total{source="cfg-many"}'));
+        const line = res.text.split('\n').find((l) => /^dds_data_source_starts_total\{[^}]*source="cfg-many"/.test(l));
         return Number(line?.split(' ').pop() ?? 0);
       };
       const first = await starts();
