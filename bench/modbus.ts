@@ -102,6 +102,7 @@ function source(port: number): DataSourceRecord {
     lastError: null,
     lastErrorTimestamp: null,
     lastErrorCleared: false,
+    runningOn: null,
   };
 }
 
@@ -125,6 +126,7 @@ async function measure(factory: DriverFactory, seconds: number): Promise<PollRun
   const ctx: DriverContext = {
     source: source(device.port),
     points: points(),
+    unread: [],
     periodMs: 1,
     signal: controller.signal,
     publish(batch: readonly ProducedValue[]) {
@@ -134,6 +136,7 @@ async function measure(factory: DriverFactory, seconds: number): Promise<PollRun
     },
     fault: (message) => faults.push(message),
     warn: (point, message) => faults.push(`${point.xid}: ${message}`),
+    unreliable: () => undefined,
     recovered: () => undefined,
     lastValue: () => Promise.resolve(undefined),
   };

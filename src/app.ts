@@ -62,7 +62,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
     usersRouter(s.users),
     authTokensRouter({ tokens: s.tokens, users: s.users, validator: s.validator, jwt: config.jwt }),
     dataSourcesRouter(s.dataSources),
-    dataPointsRouter(s.dataPoints),
+    dataPointsRouter(s.dataPoints, s.pointValues.reliability),
     eventDetectorsRouter(s.eventDetectors),
     eventsRouter(s.events),
     pointValuesRouter(s.pointValues, s.retention, config.pointValueReads),

@@ -108,6 +108,10 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
   const valueStore = await openValueStore(config, { log, onAppended: (n) => (writes.values += n) }, {
     installation,
     ...(writerLock ? { writerTurn: () => writerLock.acquire() } : {}),
+  }).catch(async (err: unknown) => {
+    // Refused (a QuestDB table of another installation) or unreachable: leave the installation now.
+    await cluster.close();
+    throw err;
   });
   const pointValues = new PointValueService(valueStore, dataPoints, dataSources, config.values);
   await pointValues.startLogging(new IntervalLoggingRepository(db), (err) => log.warn({ err }, 'interval logging failed'));
@@ -125,19 +129,21 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
   const jsonStore = new JsonStoreService(new JsonStoreRepository(db), validator);
   const { leases, channel } = cluster;
   const runtime = new DataSourceRuntime({
+    instance: config.instanceName,
     leases: {
       shared: leases.shared,
       tryAcquire: (id) => leases.tryAcquire('source', id),
       async release(id) {
         await leases.release('source', id);
         // The others take it over now, not at their next sweep (a SIGTERM hands sources over).
-        channel.publish('source-free', String(id));
+        channel.publish('source-free', JSON.stringify({ id, from: config.instanceName }));
       },
       onLost: (listener) => leases.onLost(listener),
     },
     sources: dataSources,
     points: dataPoints,
     values: pointValues,
+    reliability: pointValues.reliability,
     events,
     drivers: { VIRTUAL: createVirtualDriver, MODBUS_IP: createModbusDriver, MQTT_CLIENT: createMqttDriver },
     log,
@@ -195,7 +201,10 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     void runtime.sourceChangedElsewhere(id);
     void detectors.sourceChangedElsewhere(id);
   });
-  channel.subscribe('source-free', () => runtime.sourceReleasedElsewhere());
+  channel.subscribe('source-free', (body) => {
+    const { id, from } = sourceFree(body);
+    runtime.sourceReleasedElsewhere(id, from);
+  });
   channel.subscribe('detector', (body) => void detectors.detectorChangedElsewhere(Number(body)));
   channel.subscribe('detectors', (body) => void detectors.detectorsChangedElsewhere(JSON.parse(body) as number[]));
   const leader = await runDetectorsOnOneInstance(detectors, leases, log);
@@ -237,6 +246,21 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
 /** Detector ids per `detectors` message (an import's), well under a NOTIFY payload. */
 const DETECTORS_PART = 500;
 
+/** A source-free message: the source's id and the instance that let it go (a bare id from older versions). */
+function sourceFree(body: string): { id?: number; from?: string } {
+  try {
+    const m = JSON.parse(body) as unknown;
+    if (typeof m === 'number') return { id: m };
+    if (m && typeof m === 'object') {
+      const { id, from } = m as Record<string, unknown>;
+      return { ...(typeof id === 'number' ? { id } : {}), ...(typeof from === 'string' ? { from } : {}) };
+    }
+  } catch {
+    // not ours to judge: the sweep runs anyway
+  }
+  return {};
+}
+
 /** How often an instance without the detectors looks whether their instance is gone. */
 const DETECTOR_LEASE_SWEEP_MS = 2_000;
 
@@ -257,7 +281,15 @@ async function runDetectorsOnOneInstance(detectors: DetectorRuntime, leases: Clu
     inTurn(async () => {
       if (stopped || running || !(await leases.tryAcquire('detectors', 0))) return;
       running = true;
-      await detectors.start();
+      try {
+        await detectors.start();
+      } catch (err) {
+        // Not started (a store unavailable a moment): let the lease go for the next sweep, here or elsewhere.
+        running = false;
+        await detectors.stop();
+        await leases.release('detectors', 0);
+        throw err;
+      }
       log.info('event detectors run on this instance');
     });
   leases.onLost(() =>

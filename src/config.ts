@@ -1,4 +1,5 @@
 // Environment → one typed, validated config object. Every variable is listed in README.md.
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parseProxyEntry, type TrustProxy } from './core/client-address.js';
 
@@ -14,12 +15,19 @@ export interface TokenBucketConfig {
 export interface Config {
   port: number;
   host: string;
+  /** INSTANCE_NAME: this instance among the installation's (data sources' runningOn, logs, /metrics). */
+  instanceName: string;
   dataDir: string;
   /** PostgreSQL server URL; undefined means embedded PGlite under dataDir. */
   databaseUrl: string | undefined;
   databasePoolSize: number;
   /** PostgreSQL schema to use (tests isolate themselves with one schema each). */
   databaseSchema: string | undefined;
+  /**
+   * STORE_TIMEOUT_MS: the longest one call to a store server (PostgreSQL, QuestDB) may take before the
+   * request that made it is answered 503; a frozen server holds a request no longer.
+   */
+  storeTimeoutMs: number;
   logLevel: LogLevel;
   /** Which X-Forwarded-* headers to believe (core/client-address.ts). */
   trustProxy: TrustProxy;
@@ -168,6 +176,23 @@ function tableName(env: Env, name: string, fallback: string): string {
   return raw;
 }
 
+/** Longest INSTANCE_NAME: a label, not a document (a host name is at most 253 characters). */
+export const INSTANCE_NAME_MAX = 100;
+
+/** INSTANCE_NAME, or `<host name>:<pid>`: printable characters only (it appears in logs, answers and metric labels). */
+function instanceName(env: Env): string {
+  const raw = env.INSTANCE_NAME?.trim();
+  if (raw === undefined || raw === '') {
+    const pid = `:${process.pid}`;
+    return hostname().slice(0, INSTANCE_NAME_MAX - pid.length) + pid;
+  }
+  // Control, format and unassigned characters, lone surrogates and line separators are not printable.
+  if ([...raw].length > INSTANCE_NAME_MAX || /[\p{C}\p{Zl}\p{Zp}]/u.test(raw)) {
+    throw new ConfigError(`INSTANCE_NAME must be 1 to ${INSTANCE_NAME_MAX} printable characters, got ${JSON.stringify(raw.slice(0, 120))}`);
+  }
+  return raw;
+}
+
 function bucket(env: Env, prefix: string, burst: number, perSecond: number): TokenBucketConfig {
   return {
     burst: integer(env, `${prefix}_BURST`, burst, 1, 1_000_000_000),
@@ -253,10 +278,12 @@ export function loadConfig(env: Env = process.env): Config {
   return {
     port: integer(env, 'PORT', 8080, 0, 65535),
     host: env.HOST?.trim() || '0.0.0.0',
+    instanceName: instanceName(env),
     dataDir: resolve(dataDir),
     databaseUrl: postgresUrl(env, 'DATABASE_URL'),
     databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 10, 1, 1000),
     databaseSchema: schemaName(env, 'DATABASE_SCHEMA'),
+    storeTimeoutMs: integer(env, 'STORE_TIMEOUT_MS', 10_000, 500, 3_600_000),
     logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
     trustProxy: trustProxy(env),
     http: httpLimits(env),

@@ -22,7 +22,9 @@ export interface RunningService {
 
 const SESSION_PURGE_INTERVAL_MS = 15 * 60_000;
 
-export async function startService(config: Config, log: Logger = pino({ level: config.logLevel })): Promise<RunningService> {
+export async function startService(config: Config, baseLog: Logger = pino({ level: config.logLevel })): Promise<RunningService> {
+  // Every line says which instance wrote it: behind a proxy the logs of several are read together.
+  const log = baseLog.child({ instance: config.instanceName });
   const db = await openMetadataDb(config);
   let services: Services;
   try {
@@ -32,6 +34,10 @@ export async function startService(config: Config, log: Logger = pino({ level: c
       log.warn(
         config.adminPassword ? 'created user admin with ADMIN_PASSWORD' : 'created user admin with password "admin": change it now',
       );
+    }
+    const caseTwins = await services.users.assignUsernameKeys();
+    if (caseTwins.length > 0) {
+      log.warn({ usernames: caseTwins }, 'these users\' names differ from another user\'s only in case (made before usernames were unique ignoring case): they log in as before; rename them');
     }
   } catch (err) {
     await db.close().catch(() => undefined);
@@ -56,6 +62,7 @@ export async function startService(config: Config, log: Logger = pino({ level: c
   // Data sources start collecting once the API can be asked about them.
   await services.runtime.start();
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  log.info({ port, metadata: db.engine, values: config.values.engine }, 'instance started');
 
   const purge = setInterval(() => {
     services.sessions.purgeExpired().catch((err: unknown) => log.warn({ err }, 'session purge failed'));

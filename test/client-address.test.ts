@@ -177,13 +177,16 @@ describe('TrustedProxies.forwardedHost', () => {
 });
 
 describe('client address of HTTP requests (the request log)', () => {
-  /** The ip of the request log line of one GET /health sent with the given X-Forwarded-For. */
+  // An anonymous request logged at info (healthy health checks are logged at debug).
+  const PATH = '/rest/latest/auth-tokens/public-key';
+
+  /** The ip of the request log line of one anonymous GET sent with the given X-Forwarded-For. */
   async function loggedIp(app: TestApp, lines: LogLine[], forwardedFor?: string): Promise<unknown> {
     const before = lines.length;
     const headers: Record<string, string> = forwardedFor === undefined ? {} : { 'x-forwarded-for': forwardedFor };
-    assert.equal((await new ApiClient(app.url).get('/health', { headers })).status, 200);
+    assert.equal((await new ApiClient(app.url).get(PATH, { headers })).status, 200);
     await flushed();
-    const line = lines.slice(before).find((l) => l.msg === 'request' && l.path === '/health');
+    const line = lines.slice(before).find((l) => l.msg === 'request' && l.path === PATH);
     assert.ok(line, 'a request log line');
     return line.ip;
   }

@@ -4,11 +4,13 @@
 // an alarm is raised once.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import WebSocket from 'ws';
 import { ApiClient, loggedIn } from './helpers/client.js';
+import { Device } from './helpers/modbus-device.js';
 import { dropSchema, newSchemaName, removeDir, tempDir, testDatabaseUrl } from './helpers/engines.js';
 import { eventually, freePort } from './helpers/wait.js';
 
@@ -233,6 +235,46 @@ describeCluster('two instances as one service (PostgreSQL, VALUE_STORE=postgres)
     }
   });
 
+  it('a set value needs read permission through either instance, refused before the relay reaches the device', async () => {
+    const device = new Device(await freePort());
+    device.setWords(3, [7]);
+    await device.start();
+    try {
+      const ds = unique('mds');
+      const source = { xid: ds, name: ds, modelType: 'MODBUS_IP', enabled: true, updatePeriods: 1, updatePeriodType: 'SECONDS', host: '127.0.0.1', port: device.port, timeoutMs: 500, retries: 0 };
+      assert.equal((await adminA.post(`${API}/data-sources`, source)).status, 201);
+      const xid = unique('mdp');
+      const point = {
+        xid, name: xid, dataSourceXid: ds, readPermission: ['readers'], setPermission: ['setters'],
+        pointLocator: { dataType: 'NUMERIC', settable: true, offset: 3, registerType: 'HOLDING' },
+      };
+      assert.equal((await adminA.post(`${API}/data-points`, point)).status, 201);
+      const name = unique('setter');
+      assert.equal((await adminA.post(`${API}/users`, { username: name, password: 'setter-password-1', permissions: ['setters'] })).status, 201);
+      const setters = [await loggedIn(a.url, name, 'setter-password-1'), await loggedIn(b.url, name, 'setter-password-1')];
+      const writes = () => device.requests.fc6 + device.requests.fc16;
+      const before = writes();
+      for (const via of setters) {
+        const res = await via.put(`${API}/point-values/${xid}`, { dataType: 'NUMERIC', value: 42 });
+        assert.equal(res.status, 403, res.text);
+      }
+      assert.equal(writes(), before, 'neither instance wrote the device');
+      assert.equal(device.holding.get(3), 7);
+
+      // With read permission the same user sets through both, one of them relaying to the other.
+      assert.equal((await adminA.put(`${API}/data-points/${xid}`, { ...point, readPermission: ['readers', 'setters'] })).status, 200);
+      for (const [i, via] of setters.entries()) {
+        await eventually(`set through ${i === 0 ? 'A' : 'B'}`, async () => {
+          const res = await via.put(`${API}/point-values/${xid}`, { dataType: 'NUMERIC', value: 50 + i });
+          return res.status === 200 ? true : undefined;
+        }, 5_000, 100);
+        assert.equal(device.holding.get(3), 50 + i);
+      }
+    } finally {
+      await device.stop();
+    }
+  });
+
   it('a virtual source runs on exactly one instance, on the other within 10 s of a SIGKILL, and is handed over on SIGTERM', async () => {
     const ds = unique('vds');
     const res = await adminA.post<{ id: number }>(`${API}/data-sources`, { xid: ds, name: ds, modelType: 'VIRTUAL', enabled: true, updatePeriods: 100, updatePeriodType: 'MILLISECONDS' });
@@ -253,6 +295,10 @@ describeCluster('two instances as one service (PostgreSQL, VALUE_STORE=postgres)
 
     const victim = instances.find((i) => i.child.pid === owner)!;
     const survivor = instances.find((i) => i !== victim)!;
+    // Both instances name the runner (INSTANCE_NAME's default, host:pid).
+    const nameOf = (i: Instance) => `${hostname()}:${i.child.pid}`;
+    const runningOn = async (via: ApiClient) => (await via.get<{ runningOn: string | null }>(`${API}/data-sources/${ds}`)).body.runningOn;
+    assert.deepEqual([await runningOn(adminA), await runningOn(adminB)], [nameOf(victim), nameOf(victim)]);
     victim.child.kill('SIGKILL');
     await victim.exited;
     const killed = performance.now();
@@ -270,6 +316,7 @@ describeCluster('two instances as one service (PostgreSQL, VALUE_STORE=postgres)
     }, 10_000 - (performance.now() - killed), 100);
     console.log(`      SIGKILL of ${victim.name}: source running on ${survivor.name} after ${(performance.now() - killed).toFixed(0)} ms`);
     assert.ok(newer > before);
+    assert.equal(await runningOn(client), nameOf(survivor), 'the take-over wrote the survivor\'s name');
     instances = instances.filter((i) => i !== victim);
     await removeDir(victim.dataDir);
 
@@ -284,6 +331,8 @@ describeCluster('two instances as one service (PostgreSQL, VALUE_STORE=postgres)
       return holder === survivor.child.pid ? undefined : holder;
     }, 10_000, 100);
     assert.equal(third, c.child.pid);
+    const adminC = await loggedIn(c.url, 'admin', 'admin');
+    await eventually('runningOn names the third instance', async () => ((await runningOn(adminC)) === nameOf(c) ? true : undefined), 5_000, 50);
     console.log(`      SIGTERM of ${survivor.name}: source running on c after ${(performance.now() - stopped).toFixed(0)} ms`);
   });
 });

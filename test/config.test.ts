@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from '../src/config.js';
 
@@ -21,6 +22,10 @@ describe('loadConfig', () => {
     it('listens on port 8080 on every interface', () => {
       assert.equal(config.port, 8080);
       assert.equal(config.host, '0.0.0.0');
+    });
+
+    it('names the instance <host name>:<pid>', () => {
+      assert.equal(config.instanceName, `${hostname()}:${process.pid}`);
     });
 
     it('keeps data under ./data, resolved to an absolute path', () => {
@@ -58,6 +63,10 @@ describe('loadConfig', () => {
 
     it('bounds point-value reads: 100 XIDs and 200,000 rollup periods per request', () => {
       assert.deepEqual(config.pointValueReads, { maxXids: 100, maxRollupPeriods: 200_000 });
+    });
+
+    it('gives a store call 10 s before its request is answered 503', () => {
+      assert.equal(config.storeTimeoutMs, 10_000);
     });
 
     it('treats empty variables as unset', () => {
@@ -134,6 +143,13 @@ describe('loadConfig', () => {
       assertRefused({ COOKIE_SECURE: '2' }, 'COOKIE_SECURE');
     });
 
+    it('INSTANCE_NAME with characters that do not print, or longer than 100 characters', () => {
+      assert.equal(loadConfig({ INSTANCE_NAME: ' web-a ' }).instanceName, 'web-a');
+      assert.equal(loadConfig({ INSTANCE_NAME: 'Zürich 2 · büro' }).instanceName, 'Zürich 2 · büro');
+      assert.equal(loadConfig({ INSTANCE_NAME: 'n'.repeat(100) }).instanceName, 'n'.repeat(100));
+      for (const INSTANCE_NAME of ['web\na', 'web\u0000a', 'web\u200ba', 'web\ud800a', 'web\u2028a', 'n'.repeat(101)]) assertRefused({ INSTANCE_NAME }, 'INSTANCE_NAME');
+    });
+
     it('DATABASE_URL that is not a postgres URL', () => {
       assertRefused({ DATABASE_URL: 'not a url' }, 'DATABASE_URL');
       assertRefused({ DATABASE_URL: 'mysql://root@localhost/db' }, 'DATABASE_URL');
@@ -167,6 +183,11 @@ describe('loadConfig', () => {
     it('point-value read limits outside their ranges or not integers', () => {
       for (const POINT_VALUES_MAX_XIDS of ['0', '10001', '1.5', 'many']) assertRefused({ POINT_VALUES_MAX_XIDS }, 'POINT_VALUES_MAX_XIDS');
       for (const ROLLUP_MAX_PERIODS of ['999', '10000001', '2e5', '-1']) assertRefused({ ROLLUP_MAX_PERIODS }, 'ROLLUP_MAX_PERIODS');
+    });
+
+    it('STORE_TIMEOUT_MS: an integer number of ms from 500 to 3600000', () => {
+      assert.equal(loadConfig({ STORE_TIMEOUT_MS: '1500' }).storeTimeoutMs, 1500);
+      for (const STORE_TIMEOUT_MS of ['499', '3600001', '1.5', '10s', '-1']) assertRefused({ STORE_TIMEOUT_MS }, 'STORE_TIMEOUT_MS');
     });
 
     it('QuestDB settings: only together, http(s) only, protocol version 1 only, a table name that is an identifier', () => {

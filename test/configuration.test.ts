@@ -202,5 +202,14 @@ for (const engine of metadataEngines()) {
       assert.equal((await adminB.get('/rest/latest/users/cfg-new-user')).status, 404);
       assertValidation(await adminB.post(`${CFG}/import`, []));
     });
+
+    it('refuses a user whose name differs from another only in case, stored or in the document', async () => {
+      const password = 'imported-password-1';
+      const stored = assertValidation(await adminB.post(`${CFG}/import`, { users: [{ username: 'ADMIN', password }] }));
+      assert.deepEqual(stored.map((m) => [m.property, m.message]), [['users[0]', 'Username is already in use: admin differs only in case']]);
+      const inDocument = assertValidation(await adminB.post(`${CFG}/import`, { users: [{ username: 'cfg-twin', password }, { username: 'CFG-Twin', password }] }));
+      assert.deepEqual(inDocument.map((m) => [m.property, m.message]), [['users[1].username', 'repeats users[0]']]);
+      for (const name of ['ADMIN', 'cfg-twin', 'CFG-Twin']) assert.equal((await adminB.get(`/rest/latest/users/${name}`)).status, 404, name);
+    });
   });
 }

@@ -10,7 +10,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { WEB_CONSOLE_DIR } from '../src/app.js';
 import { projectRoot } from '../src/paths.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
@@ -171,6 +171,7 @@ describe('web console as an operator tool (Chromium)', function () {
       await showPoints(`eq(xid,${point.xid})`);
       const cell = page.locator(`td[data-live-xid="${point.xid}"]`);
       await cell.filter({ hasText: '43 m³/h' }).waitFor();
+      assert.match((await cell.locator('time.age').textContent()) ?? '', /^(just now|\d+ s ago)$/, 'the value says how old it is');
       device.setWords(2, floatWords(10.25, 'LITTLE'));
       await cell.filter({ hasText: '20.5 m³/h' }).waitFor();
 
@@ -186,6 +187,66 @@ describe('web console as an operator tool (Chromium)', function () {
     } finally {
       await device.stop();
     }
+  });
+
+  it('sets values with a control fit for each data type, lists the field messages of a refusal, and offers Set only where it may', async () => {
+    const source = await api.post<SourceBody>('/rest/latest/data-sources', { name: unique('Virtual '), modelType: 'VIRTUAL', enabled: true });
+    assert.equal(source.status, 201, source.text);
+    const make = async (name: string, pointLocator: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
+      const res = await api.post<PointBody>('/rest/latest/data-points', { name, dataSourceXid: source.body.xid, pointLocator, setPermission: ['user'], ...extra });
+      assert.equal(res.status, 201, res.text);
+      return res.body.xid;
+    };
+    const valve = await make('Valve', { dataType: 'BINARY', settable: true, changeType: 'NO_CHANGE', startValue: true });
+    const mode = await make('Mode', { dataType: 'MULTISTATE', settable: true, changeType: 'NO_CHANGE', values: [1, 2, 3], startValue: 1 });
+    const setpoint = await make(
+      'Setpoint',
+      { dataType: 'NUMERIC', settable: true, changeType: 'NO_CHANGE', startValue: 20 },
+      { unit: '°C', loggingProperties: { loggingType: 'ALL', discardExtremeValues: true, discardLowLimit: 0, discardHighLimit: 100 } },
+    );
+    const label = await make('Label', { dataType: 'ALPHANUMERIC', settable: true, changeType: 'NO_CHANGE', startValue: 'a' });
+    const reading = await make('Reading', { dataType: 'NUMERIC', settable: false, changeType: 'NO_CHANGE', startValue: 1 });
+    await showPoints(`eq(dataSourceXid,${source.body.xid})&sort(name)`);
+    await page.getByRole('button', { name: 'Set Valve', exact: true }).waitFor();
+    await page.locator(`td[data-live-xid="${reading}"]`).filter({ hasText: 'no value yet' }).waitFor();
+    assert.equal(await page.getByRole('button', { name: 'Set Reading' }).count(), 0, 'no Set on a point that is not settable');
+
+    const form = page.locator('#set-form');
+    const latest = async (xid: string) => (await api.get<{ value: unknown }[]>(`/rest/latest/point-values/latest/${xid}`)).body[0]?.value;
+    const setTo = async (point: string, fill: (control: Locator) => Promise<unknown>, done: RegExp) => {
+      await page.getByRole('button', { name: `Set ${point}`, exact: true }).click();
+      await page.locator('#set-point').filter({ hasText: point }).waitFor();
+      await fill(form.getByLabel(/New value/));
+      await form.getByRole('button', { name: 'Set', exact: true }).click();
+      await page.locator('#set-status').filter({ hasText: done }).waitFor();
+    };
+
+    await setTo('Valve', (c) => c.selectOption('false'), /^Set Valve to false$/);
+    assert.equal(await latest(valve), false);
+    await page.locator(`td[data-live-xid="${valve}"] .reading`).filter({ hasText: 'false' }).waitFor();
+
+    assert.deepEqual(await form.getByLabel(/New value/).locator('option').allTextContents(), ['on (true)', 'off (false)']);
+    await setTo('Mode', async (c) => assert.deepEqual(await c.locator('option').allTextContents(), ['1', '2', '3']), /^Set Mode to 1$/);
+    await setTo('Mode', (c) => c.selectOption('3'), /^Set Mode to 3$/);
+    assert.equal(await latest(mode), 3);
+
+    await setTo('Label', (c) => c.fill('batch 42'), /^Set Label to batch 42$/);
+    assert.equal(await latest(label), 'batch 42');
+
+    // Refused (422): the field messages are listed by field, not the API's raw text.
+    await setTo('Setpoint', (c) => c.fill('1000'), /Setpoint was not set: one problem below/);
+    const messages = page.locator('#set-messages li');
+    assert.equal(await messages.count(), 1);
+    assert.equal(await messages.locator('code').textContent(), 'value');
+    assert.match((await messages.textContent()) ?? '', /discard limits/);
+    await page.screenshot({ path: join(ARTIFACTS, 'console-set-refused.png'), fullPage: true });
+    await form.getByLabel(/New value/).fill('21.5');
+    await form.getByRole('button', { name: 'Set', exact: true }).click();
+    await page.locator('#set-status').filter({ hasText: 'Set Setpoint to 21.5 °C' }).waitFor();
+    assert.equal(await messages.count(), 0, 'the messages are gone once the value is taken');
+    assert.equal(await latest(setpoint), 21.5);
+    await page.locator(`td[data-live-xid="${setpoint}"] .reading`).filter({ hasText: '21.5 °C' }).waitFor();
+    await page.locator('#set-close').click();
   });
 
   it('makes an MQTT source and a point with topic and JSON path whose published values arrive live', async () => {
@@ -224,8 +285,20 @@ describe('web console as an operator tool (Chromium)', function () {
       const cell = page.locator(`td[data-live-xid="${point.xid}"]`);
       await eventually('the published value in the list', async () => {
         await client.publishAsync(topic, JSON.stringify({ data: { t: 22.5 } }));
-        return (await cell.textContent()) === '22.5 °C' ? true : undefined;
+        return (await cell.locator('.reading').textContent()) === '22.5 °C' ? true : undefined;
       });
+
+      // A message the point cannot read: the row shows a warning marker with its text once listed again.
+      await client.publishAsync(topic, 'not json');
+      const marker = page.locator(`#points-table tr[data-xid="${point.xid}"] .warning`);
+      await eventually('the warning marker', async () => {
+        await showPoints(`eq(xid,${point.xid})`);
+        return (await marker.count()) > 0 ? true : undefined;
+      }, 15_000, 250);
+      const warning = (await marker.getAttribute('title')) ?? '';
+      assert.ok(warning.includes(topic), `the marker says what went wrong: ${warning}`);
+      assert.equal(await cell.locator('.reading').textContent(), '22.5 °C', 'the last good value stays');
+      await page.screenshot({ path: join(ARTIFACTS, 'console-points-warning.png'), fullPage: true });
     } finally {
       await client.endAsync();
     }
@@ -305,19 +378,22 @@ describe('web console as an operator tool (Chromium)', function () {
   });
 
   it('fits a new point\'s trend to its history, draws a lone value as a dot, and starts rollup periods on the clock', async () => {
-    const dp = await api.post<PointBody>('/rest/latest/data-points', await virtualPoint('Lone'));
+    const dp = await api.post<PointBody>('/rest/latest/data-points', { ...(await virtualPoint('Lone')), unit: 'kPa' });
     assert.equal((await api.put(`/rest/latest/point-values/${dp.body.xid}`, { dataType: 'NUMERIC', value: 42 })).status, 200);
     await page.locator('#nav').getByRole('button', { name: 'Sources and points' }).click();
     await showPoints(`eq(xid,${dp.body.xid})`);
     await page.getByRole('button', { name: 'Trend of Lone' }).click();
     const trendForm = page.locator('#trend-form');
-    await page.locator('#trend-status').filter({ hasText: /^1 values, raw values/ }).waitFor();
+    await page.locator('#trend-status').filter({ hasText: /^1 value, raw values/ }).waitFor();
     assert.equal(await trendForm.getByLabel('Range').inputValue(), 'fit');
     const dot = await eventually('the lone value drawn', async () => {
       const n = await page.evaluate<number>(PROBE_SERIES);
       return n > 10 ? n : undefined;
     });
     assert.ok(dot > 10);
+    // The legend names the unit (the y axis too, drawn on the canvas: see the screenshot).
+    await page.locator('#trend-chart .u-over').hover();
+    await page.locator('#trend-chart .u-legend .u-series').nth(1).locator('.u-value').filter({ hasText: '42 kPa' }).waitFor();
     await page.locator('#trend-chart').screenshot({ path: join(ARTIFACTS, 'console-trend-dot.png') });
 
     await trendForm.getByLabel('Range').selectOption('24h');
@@ -338,8 +414,22 @@ describe('web console as an operator tool (Chromium)', function () {
         const width = await page.evaluate<number>('document.documentElement.scrollWidth');
         assert.ok(width <= 400, `${String(view)}: the page is ${width} px wide`);
       }
+      await page.locator('#nav').getByRole('button', { name: /Alarms/ }).click();
+      await page.screenshot({ path: join(ARTIFACTS, 'console-400px-alarms.png'), fullPage: true });
       await page.locator('#nav').getByRole('button', { name: 'Sources and points' }).click();
+      await showPoints('sort(name)&limit(6)');
+      // The points are cards: each row's value and actions are on screen, nothing to scroll sideways.
+      const table = page.locator('#points-table');
+      await table.locator('tbody tr').first().waitFor();
+      const fits = await table.evaluate((t) => t.scrollWidth <= t.clientWidth && t.getBoundingClientRect().right <= 400);
+      assert.ok(fits, 'the points table fits the screen');
+      const set = table.getByRole('button', { name: /^Set / }).first();
+      const box = await set.boundingBox();
+      assert.ok(box && box.x >= 0 && box.x + box.width <= 400, 'a Set button is on screen');
+      assert.equal(await table.locator('td.value').first().getAttribute('data-label'), 'Value');
       await page.screenshot({ path: join(ARTIFACTS, 'console-400px.png'), fullPage: true });
+      await table.evaluate((t) => t.scrollIntoView());
+      await page.screenshot({ path: join(ARTIFACTS, 'console-400px-points.png') });
     } finally {
       await page.setViewportSize({ width: 1280, height: 1000 });
     }

@@ -22,7 +22,7 @@ interface SourceBody {
 const DS = '/rest/latest/data-sources';
 const DP = '/rest/latest/data-points';
 const PASSWORD = 'secret-password-1';
-const COMMON_KEYS = ['editPermission', 'enabled', 'id', 'lastError', 'lastErrorCleared', 'lastErrorTimestamp', 'modelType', 'name', 'readPermission', 'state', 'updatePeriodType', 'updatePeriods', 'xid'];
+const COMMON_KEYS = ['editPermission', 'enabled', 'id', 'lastError', 'lastErrorCleared', 'lastErrorTimestamp', 'modelType', 'name', 'readPermission', 'runningOn', 'state', 'updatePeriodType', 'updatePeriods', 'xid'];
 
 announceEngines();
 for (const engine of metadataEngines()) {
@@ -82,6 +82,7 @@ for (const engine of metadataEngines()) {
             lastError: null,
             lastErrorTimestamp: null,
             lastErrorCleared: false,
+            runningOn: null,
           },
         );
         const fetched = await admin.get<SourceBody>(res.headers.get('location')!);
@@ -336,6 +337,33 @@ for (const engine of metadataEngines()) {
 
       it('answers an unknown XID with 404', async () => {
         assertError(await admin.put(`${DS}/enable-disable/no-such-source`, { enabled: true }), 404, -1, 'NOT_FOUND');
+      });
+    });
+
+    describe('runningOn', () => {
+      it('names this instance while the source runs and is null once it stops; read-only; filterable with RQL', async () => {
+        const me = app.config.instanceName;
+        const created = await create({ xid: unique('ds-runs-'), name: 'Runs', updatePeriods: 1, updatePeriodType: 'HOURS' });
+        assert.equal(created.runningOn, null);
+        const on = await admin.put<SourceBody>(`${DS}/enable-disable/${created.xid}`, { enabled: true });
+        assert.equal(on.body.runningOn, me, 'the answer to the enable');
+        assert.equal((await admin.get<SourceBody>(`${DS}/${created.xid}`)).body.runningOn, me);
+        const running = await list(admin, `eq(runningOn,${encodeURIComponent(me)})&eq(xid,${created.xid})`);
+        assert.deepEqual(running.items.map((s) => s.xid), [created.xid]);
+
+        // Sent back (as the console's PUT does) or made up: ignored like state and lastError.
+        const put = await admin.put<SourceBody>(`${DS}/${created.xid}`, { ...on.body, runningOn: 'somebody-else', name: 'Runs still' });
+        assert.equal(put.status, 200, put.text);
+        assert.equal(put.body.runningOn, me);
+        const madeUp = await admin.post<SourceBody>(DS, { xid: unique('ds-runs-'), name: 'Not running', modelType: 'VIRTUAL', runningOn: me });
+        assert.equal(madeUp.status, 201, madeUp.text);
+        assert.equal(madeUp.body.runningOn, null);
+
+        const off = await admin.put<SourceBody>(`${DS}/enable-disable/${created.xid}`, { enabled: false });
+        assert.equal(off.body.runningOn, null);
+        assert.equal(off.body.state, 'STOPPED');
+        const nowhere = await list(admin, `eq(runningOn,null)&eq(xid,${created.xid})`);
+        assert.equal(nowhere.total, 1);
       });
     });
 

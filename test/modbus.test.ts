@@ -17,18 +17,28 @@ class RecordingContext implements DriverContext {
   readonly faults: string[] = [];
   /** fault / recovered in the order they happened. */
   readonly events: string[] = [];
+  /** The points marked unreliable now (xid → reason): cleared by their next published value, as the runtime does. */
+  readonly unreliableNow = new Map<string, string>();
   private readonly controller = new AbortController();
   readonly signal = this.controller.signal;
+  readonly unread: readonly DataPointRecord[];
 
   constructor(
     readonly source: DataSourceRecord,
     readonly points: readonly DataPointRecord[],
     readonly periodMs: number,
-  ) {}
+  ) {
+    this.unread = points;
+  }
 
   publish(values: readonly ProducedValue[]): Promise<void> {
     this.batches.push([...values]);
+    for (const v of values) this.unreliableNow.delete(v.point.xid);
     return Promise.resolve();
+  }
+
+  unreliable(points: readonly DataPointRecord[], reason: string): void {
+    for (const p of points) this.unreliableNow.set(p.xid, reason);
   }
 
   fault(message: string): void {
@@ -111,6 +121,7 @@ function source(port: number, settings: Record<string, unknown> = {}): DataSourc
     lastError: null,
     lastErrorTimestamp: null,
     lastErrorCleared: false,
+    runningOn: null,
   };
 }
 
@@ -176,6 +187,15 @@ describe('Modbus TCP driver', function () {
     assert.deepEqual(c.events, ['recovered']);
     device.holding.set(0, 99);
     await waitFor('the changed value', () => c.latest('a') === 99);
+  });
+
+  it('marks every point unreliable from the start until its first read', async () => {
+    device.delayMs = 300;
+    const c = await startDriver([point('a', { offset: 0 }), point('b', { offset: 1 })]);
+    assert.deepEqual([...c.unreliableNow.keys()], ['a', 'b']);
+    assert.match(c.unreliableNow.get('a')!, /^Modbus 127\.0\.0\.1:\d+: not read yet$/);
+    await waitFor('the first values', () => c.batches.length >= 1);
+    assert.deepEqual([...c.unreliableNow.keys()], []);
   });
 
   it('decodes every encoding in both word orders, with multiplier and additive', async () => {
@@ -309,8 +329,11 @@ describe('Modbus TCP driver', function () {
     await waitFor('a fault', () => c.faults.length >= 1);
     assert.match(c.faults[0]!, /^Modbus 127\.0\.0\.1:\d+: exception 4 \(Slave device failure\) reading INPUT 0$/);
     await waitFor('the holding value', () => c.latest('h') === 7);
+    // Only the point of the refused request is unreliable.
+    assert.deepEqual([...c.unreliableNow], [['i', c.faults[0]]]);
     device.refuseInputReads = false;
     await waitFor('recovery', () => c.recoveries >= 1 && c.latest('i') === 0);
+    assert.equal(c.unreliableNow.size, 0);
   });
 
   it('reports a stopped device, retries with backoff, and recovers when it is back on the same port', async function () {
@@ -321,6 +344,7 @@ describe('Modbus TCP driver', function () {
     await waitFor('a fault', () => c.faults.length >= 1);
     const firstFault = Date.now();
     assert.match(c.faults[0]!, /^Modbus 127\.0\.0\.1:\d+: (connection closed|not connected).* reading HOLDING 0/);
+    assert.equal(c.unreliableNow.get('a'), c.faults[0], 'unreliable, with the fault as its reason');
     await waitFor('a second fault', () => c.faults.length >= 2);
     assert.match(c.faults[1]!, /^Modbus 127\.0\.0\.1:\d+: not connected \(connection refused\) reading HOLDING 0$/);
     // Backoff: the next attempt comes about 1 s later, not at the 50 ms period.
@@ -331,6 +355,7 @@ describe('Modbus TCP driver', function () {
     await waitFor('recovery', () => c.recoveries >= 2 && c.latest('a') === 2, 15_000);
     assert.ok(c.batches.length > published);
     assert.deepEqual(c.events.slice(-1), ['recovered']);
+    assert.equal(c.unreliableNow.size, 0, 'cleared by the value read');
   });
 
   it('recovers within 5 s of the device coming back, however long it was away (backoff capped)', async function () {
@@ -356,6 +381,7 @@ describe('Modbus TCP driver', function () {
     await waitFor('a fault', () => c.faults.length >= 1);
     assert.match(c.faults[0]!, /^Modbus 127\.0\.0\.1:\d+: timeout after 100 ms reading HOLDING 0\.\.1 \(2 attempts\)$/);
     assert.equal(c.batches.length, 0);
+    assert.deepEqual([...c.unreliableNow.values()], [c.faults[0], c.faults[0]]);
     device.delayMs = 0;
     await waitFor('recovery', () => c.recoveries >= 1, 15_000);
   });

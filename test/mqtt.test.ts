@@ -25,6 +25,8 @@ class RecordingContext implements DriverContext {
   readonly batches: number[] = [];
   readonly faults: string[] = [];
   readonly warnings: { xid: string; message: string }[] = [];
+  /** The points marked unreliable now (xid → reason): cleared by their next published value, as the runtime does. */
+  readonly unreliableNow = new Map<string, string>();
   recoveries = 0;
   state: 'RUNNING' | 'ERROR' = 'RUNNING';
   stopped = false;
@@ -35,14 +37,19 @@ class RecordingContext implements DriverContext {
   readonly signal = this.controller.signal;
   readonly periodMs = 1_000;
 
+  readonly unread: readonly DataPointRecord[];
+
   constructor(
     readonly source: DataSourceRecord,
     readonly points: readonly DataPointRecord[],
-  ) {}
+  ) {
+    this.unread = points;
+  }
 
   async publish(values: readonly ProducedValue[]): Promise<void> {
     if (this.stopped) this.publishedAfterStop = true;
     this.batches.push(values.length);
+    for (const v of values) this.unreliableNow.delete(v.point.xid);
     if (this.gate) await this.gate;
     this.values.push(...values);
   }
@@ -66,6 +73,10 @@ class RecordingContext implements DriverContext {
     this.warnings.push({ xid: point.xid, message });
   }
 
+  unreliable(points: readonly DataPointRecord[], reason: string): void {
+    for (const p of points) this.unreliableNow.set(p.xid, reason);
+  }
+
   valuesOf(point: DataPointRecord): unknown[] {
     return this.values.filter((v) => v.point.id === point.id).map((v) => v.value);
   }
@@ -84,7 +95,7 @@ function source(settings: Record<string, unknown>): DataSourceRecord {
   const id = nextId++;
   return {
     id, xid: `DS_mqtt_${id}`, name: `mqtt ${id}`, enabled: true, modelType: 'MQTT_CLIENT', updatePeriods: 1, updatePeriodType: 'SECONDS',
-    readPermission: [], editPermission: [], settings: { clientId: '', username: '', password: '', qos: 0, ...settings }, state: 'RUNNING', lastError: null, lastErrorTimestamp: null, lastErrorCleared: false,
+    readPermission: [], editPermission: [], settings: { clientId: '', username: '', password: '', qos: 0, ...settings }, state: 'RUNNING', lastError: null, lastErrorTimestamp: null, lastErrorCleared: false, runningOn: null,
   };
 }
 
@@ -242,6 +253,8 @@ describe('MQTT_CLIENT driver', function () {
       const num = point('NUMERIC', `${prefix}/num`);
       const json = point('NUMERIC', `${prefix}/json`, 'data.v');
       const { ctx } = await started({ brokerUrl: SHARED_BROKER }, [num, json]);
+      const notYet = new RegExp(`^MQTT ${SHARED_BROKER}: no message yet$`);
+      assert.match(ctx.unreliableNow.get(num.xid) ?? '', notYet, 'unreliable until the first message');
       await send(`${prefix}/num`, 'abc');
       await waitFor('a warning', () => ctx.warnings.length === 1);
       assert.deepEqual(ctx.warnings[0], { xid: num.xid, message: `topic '${prefix}/num': payload is not a number` });
@@ -266,9 +279,12 @@ describe('MQTT_CLIENT driver', function () {
         assert.match(ctx.warnings.at(-1)?.message ?? '', expected);
         assert.match(ctx.warnings.at(-1)?.message ?? '', new RegExp(`^topic '${prefix}/json': `));
       }
+      assert.deepEqual([...ctx.unreliableNow.keys()], [json.xid], 'read: num; json has had unreadable messages only');
+      assert.match(ctx.unreliableNow.get(json.xid) ?? '', notYet, 'an unreadable payload is a warning, not a reason to be unreliable');
       await send(`${prefix}/json`, '{"data": {"v": 8}}');
       await waitFor('the value', () => ctx.values.length === 2);
       assert.deepEqual(ctx.valuesOf(json), [8]);
+      assert.equal(ctx.unreliableNow.size, 0);
       assert.deepEqual(ctx.faults, []);
       assert.equal(ctx.state, 'RUNNING');
     });
@@ -376,16 +392,21 @@ describe('MQTT_CLIENT driver', function () {
       await publisher('1');
       await waitFor('the first value', () => ctx.values.length === 1);
 
+      assert.equal(ctx.unreliableNow.size, 0);
+
       await broker.stop();
       await waitFor('the fault', () => ctx.state === 'ERROR');
       assert.match(ctx.faults[0] ?? '', new RegExp(`^MQTT ${broker.url}: (connection lost|connection reset)$`));
+      assert.equal(ctx.unreliableNow.get(p.xid), ctx.faults[0], 'unreliable, with the fault as its reason');
 
       await broker.start();
       await waitFor('recovery', () => ctx.state === 'RUNNING', 15_000);
       assert.equal(ctx.recoveries, 2);
+      assert.ok(ctx.unreliableNow.has(p.xid), 'still unreliable after the reconnect: nothing published since');
       await publisher('2');
       await waitFor('the second value', () => ctx.values.length === 2);
       assert.deepEqual(ctx.valuesOf(p), [1, 2]);
+      assert.equal(ctx.unreliableNow.size, 0, 'cleared by the next value');
     });
 
     it('stops promptly whether connected, connecting or waiting to retry, and publishes nothing afterwards', async () => {

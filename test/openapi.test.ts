@@ -176,8 +176,9 @@ describe('OpenAPI, Swagger UI and metrics', function () {
       check('data-point-view', dp.body);
       const written = await admin.post(`${API}/point-values`, [{ xid: 'DP_doc', value: 1.5, timestamp: 1_700_000_000_000 }]);
       check('point-values-written', written.body);
-      const latest = (await admin.get(`${API}/point-values/latest/DP_doc`)).body as unknown[];
+      const latest = (await admin.get(`${API}/point-values/latest/DP_doc`)).body as { unreliable?: boolean }[];
       check('point-value', latest[0]);
+      assert.equal(latest[0]!.unreliable, false, 'the current value says whether it is reliable');
     });
   });
 

@@ -128,10 +128,14 @@ for (const engine of metadataEngines()) {
       return res.body as RawValue[];
     }
 
+    /** The latest values; the newest (the current one) says it is reliable, as no source marks these points. */
     async function latest(xid: string, limit?: number, as = admin): Promise<RawValue[]> {
-      const res = await as.get<RawValue[]>(`${PV}/latest/${encodeURIComponent(xid)}${limit === undefined ? '' : `?limit=${limit}`}`);
+      const res = await as.get<(RawValue & { unreliable?: boolean })[]>(`${PV}/latest/${encodeURIComponent(xid)}${limit === undefined ? '' : `?limit=${limit}`}`);
       assert.equal(res.status, 200, res.text);
-      return res.body;
+      return res.body.map(({ unreliable, ...v }, i) => {
+        assert.equal(unreliable, i === 0 ? false : undefined, 'only the current value says whether it is reliable');
+        return v;
+      });
     }
 
     before(async () => {
@@ -582,7 +586,7 @@ for (const engine of metadataEngines()) {
         const res = await admin.get(`${PV}/latest/${xid}`);
         assert.equal(res.status, 200, res.text);
         assert.match(res.headers.get('content-type') ?? '', /application\/json/);
-        assert.deepEqual(res.body, [{ timestamp: T0 + 3000, value: 4 }]);
+        assert.deepEqual(res.body, [{ timestamp: T0 + 3000, value: 4, unreliable: false }]);
         assert.deepEqual(await latest(xid, 3), [
           { timestamp: T0 + 3000, value: 4 },
           { timestamp: T0 + 2000, value: 3 },

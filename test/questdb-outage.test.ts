@@ -2,11 +2,14 @@
 // that the test cuts for TEST_QUESTDB_OUTAGE_MS (default 20 s) while a writer and a reader keep going.
 // While it is away: writes and reads that need it answer 503 with the error body in bounded time, /health
 // says degraded, nothing crashes; afterwards everything recovers without a restart and every value that
-// was acknowledged (200) is there. Live server only (TEST_QUESTDB_ILP / TEST_QUESTDB_PG).
+// was acknowledged (200) is there. Then the same with the relays frozen (QuestDB there but silent, as
+// under SIGSTOP): nothing waits for the freeze, /health answers within 2 s and reads and writes within
+// STORE_TIMEOUT_MS. Live server only (TEST_QUESTDB_ILP / TEST_QUESTDB_PG).
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ApiClient, loggedIn, type Response } from './helpers/client.js';
 import { Relay } from './helpers/relay.js';
+import { assertStoreUnavailable, describeOutcomes, StoreLoad, timedGet, took } from './helpers/store-load.js';
 import { dropQuestDbTable, newQuestDbTableName } from './helpers/value-engines.questdb.js';
 import { questdbSettings } from './helpers/value-engines.js';
 import { eventually, freePort } from './helpers/wait.js';
@@ -155,6 +158,96 @@ if (!ilp || !pgUrl) {
       const lost = [...acknowledged].filter(([ts, value]) => byTs.get(ts) !== value);
       assert.deepEqual(lost.slice(0, 5), [], `${lost.length} of ${acknowledged.size} acknowledged values missing or wrong`);
       await eventually('/health says ok again', async () => ((await new ApiClient(app.url).get('/health')).status === 200 ? true : undefined), 3_000);
+    });
+  });
+
+  describe('QuestDB frozen under load', function () {
+    const STORE_TIMEOUT_MS = 1_500;
+    /** What a request may take beyond STORE_TIMEOUT_MS on this busy machine. */
+    const MARGIN_MS = 1_500;
+    const HEALTH_WITHIN_MS = 2_000 + 500;
+    const FREEZE_MS = Number(process.env.TEST_FREEZE_MS ?? 8_000);
+    this.timeout(FREEZE_MS + 180_000);
+    const table = newQuestDbTableName();
+    let relays: Relay[];
+    let app: TestApp;
+    let admin: ApiClient;
+
+    before(async () => {
+      const pgServer = new URL(pgUrl);
+      const ilpRelay = new Relay(await freePort(), ilpTarget(ilp));
+      const pgRelay = new Relay(await freePort(), { host: pgServer.hostname, port: Number(pgServer.port || 8812) });
+      relays = [ilpRelay, pgRelay];
+      await Promise.all(relays.map((r) => r.open()));
+      const viaRelay = new URL(pgUrl);
+      viaRelay.host = `127.0.0.1:${pgRelay.port}`;
+      app = await startTestApp('pglite', {
+        QUESTDB_ILP: ilp.replace(/addr=[^;]+/, `addr=127.0.0.1:${ilpRelay.port}`),
+        QUESTDB_PG: viaRelay.toString(),
+        QUESTDB_TABLE: table,
+        STORE_TIMEOUT_MS: String(STORE_TIMEOUT_MS),
+      });
+      admin = await loggedIn(app.url, 'admin', 'admin');
+      const ds = await admin.post(`${API}/data-sources`, { xid: 'freeze-ds', name: 'Freeze', modelType: 'VIRTUAL' });
+      assert.equal(ds.status, 201, ds.text);
+      const dp = await admin.post(`${API}/data-points`, { xid: XID, name: 'Through the freeze', dataSourceXid: 'freeze-ds', pointLocator: { dataType: 'NUMERIC', changeType: 'NO_CHANGE' } });
+      assert.equal(dp.status, 201, dp.text);
+    });
+
+    after(async () => {
+      for (const r of relays ?? []) r.thaw();
+      await app?.stop();
+      for (const r of relays ?? []) await r.cut();
+      await dropQuestDbTable(pgUrl, table);
+    });
+
+    it('answers 503 within STORE_TIMEOUT_MS while QuestDB is frozen, /health within 2 s, and recovers with nothing acknowledged lost', async () => {
+      const load = new StoreLoad(admin, new ApiClient(app.url), XID, Date.UTC(2024, 0, 1));
+      load.start();
+      try {
+        await eventually('writes acknowledged before the freeze', async () => (load.acknowledged.size >= 200 ? true : undefined), 60_000);
+        for (const r of relays) r.freeze();
+        const frozenAt = Date.now();
+        await new Promise((r) => setTimeout(r, FREEZE_MS / 2));
+        // Liveness touches no store: the freeze does not reach it.
+        const live = await timedGet(app.url, '/health/live');
+        assert.equal(live.status, 200);
+        assert.ok(live.ms < 1_000, `/health/live took ${live.ms} ms during the freeze`);
+        await new Promise((r) => setTimeout(r, FREEZE_MS - (Date.now() - frozenAt)));
+        for (const r of relays) r.thaw();
+        const thawedAt = Date.now();
+        for (const kind of ['write', 'rollup', 'raw', 'health'] as const) {
+          await eventually(`a ${kind} answered 200 after the thaw`, async () => (load.since(thawedAt, kind).some((o) => o.status === 200) ? true : undefined), 60_000);
+        }
+        const acknowledgedAfter = load.acknowledged.size;
+        await eventually('more writes acknowledged after the thaw', async () => (load.acknowledged.size >= acknowledgedAfter + 100 ? true : undefined), 60_000);
+        await load.stop();
+        if (process.env.TEST_FREEZE_LOG) console.log(describeOutcomes(load.during(frozenAt - 1_000, thawedAt + 3_000)));
+
+        const during = load.during(frozenAt, thawedAt);
+        const summary = describeOutcomes(during);
+        for (const o of during) {
+          assert.ok(o.status === 200 || o.status === 503, `${o.kind} answered ${o.status} during the freeze: ${o.body.slice(0, 200)}`);
+          if (o.status === 503 && o.kind !== 'health') assertStoreUnavailable(o);
+          const within = o.kind === 'health' ? HEALTH_WITHIN_MS : STORE_TIMEOUT_MS + MARGIN_MS;
+          assert.ok(took(o) <= within, `${o.kind} took ${took(o)} ms during the freeze (at most ${within}): ${summary}`);
+        }
+        for (const kind of ['write', 'rollup', 'raw'] as const) {
+          assert.ok(during.some((o) => o.kind === kind && o.status === 503), `no ${kind} was answered 503 during the freeze: ${summary}`);
+        }
+        // The metadata (PGlite) is not frozen: its reads go on.
+        assert.ok(during.filter((o) => o.kind === 'metadata').every((o) => o.status === 200), summary);
+        const degraded = during.filter((o) => o.kind === 'health' && o.status === 503);
+        assert.ok(degraded.length > 0, `/health never said degraded: ${summary}`);
+        for (const o of degraded) {
+          const body = JSON.parse(o.body) as { status: string; metadata: { ok: boolean }; values: { ok: boolean } };
+          assert.deepEqual([body.status, body.metadata.ok, body.values.ok], ['degraded', true, false]);
+        }
+        await load.assertAcknowledgedStored();
+      } finally {
+        for (const r of relays) r.thaw();
+        await load.stop();
+      }
     });
   });
 }

@@ -133,7 +133,7 @@ for (const engine of engines) {
         [{ xids: ['no-such-point'], before: 0 }, 'xids[0]'],
         [{ xids: [7], before: 0 }, 'xids[0]'],
         [{ after: 0 }, 'after'],
-        [{ xids: ['ret-1'] }, 'before'],
+        [{ xids: ['ret-1', 'no-such-point'] }, 'xids[1]'],
       ];
       for (const [body, property] of cases) {
         const messages = assertValidation(await admin.post(`${PV}/purge`, body));
@@ -210,6 +210,50 @@ for (const engine of engines) {
     }
   });
 }
+
+describe('POST /point-values/purge {"xids"} without before', function () {
+  this.timeout(60_000);
+  let app: TestApp;
+  after(() => app?.stop());
+
+  it('applies the listed points\' retention settings now, counting the points that keep everything', async () => {
+    // No HISTORY_RETENTION: a point without purgeOverride keeps every value.
+    app = await startTestApp('pglite');
+    const admin = await loggedIn(app.url, 'admin', 'admin');
+    assert.equal((await admin.post(DS, { xid: 'own-src', name: 'Own', modelType: 'VIRTUAL', enabled: false })).status, 201);
+    const own = (periods: number, type: string) => ({ purgeOverride: true, purgePeriod: { periods, type } });
+    const points: Record<string, Record<string, unknown>> = { 'own-30d': own(30, 'DAYS'), 'own-1y': own(1, 'YEARS'), forever: {}, unlisted: own(30, 'DAYS') };
+    const now = Date.now();
+    const ages = [400, 40, 10]; // days ago: values 0, 1, 2
+    for (const [xid, extra] of Object.entries(points)) {
+      const res = await admin.post(DP, { xid, name: xid, dataSourceXid: 'own-src', pointLocator: { dataType: 'NUMERIC' }, ...extra });
+      assert.equal(res.status, 201, res.text);
+      assert.equal((await admin.post(PV, ages.map((d, i) => ({ xid, timestamp: now - d * DAY, value: i })))).status, 200);
+    }
+    const left = async (xid: string) => (await admin.get<RawValue[]>(`${PV}/single/${xid}?from=0&to=${now + DAY}`)).body.map((v) => v.value);
+
+    const res = await admin.post<{ deleted: number; points: number; keptForever: number }>(`${PV}/purge`, { xids: ['own-30d', 'own-1y', 'forever'] });
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body, { deleted: 3, points: 2, keptForever: 1 });
+    assert.deepEqual(await left('own-30d'), [2]);
+    assert.deepEqual(await left('own-1y'), [1, 2]);
+    assert.deepEqual(await left('forever'), [0, 1, 2]);
+    assert.deepEqual(await left('unlisted'), [0, 1, 2], 'a point not listed keeps its values');
+    // Only a purge of every point is the daily one.
+    assert.equal(app.service.services.retention.lastPurge, undefined);
+
+    // An unknown XID refuses the whole request, naming its place; nothing is purged.
+    const refused = assertValidation(await admin.post(`${PV}/purge`, { xids: ['unlisted', 'nope'] }));
+    assert.deepEqual(refused.map((m) => [m.property, m.message]), [['xids[1]', 'Data point not found']]);
+    assert.deepEqual(await left('unlisted'), [0, 1, 2]);
+
+    const all = await admin.post<{ deleted: number; points: number; keptForever: number }>(`${PV}/purge`, {});
+    assert.deepEqual(all.body, { deleted: 2, points: 3, keptForever: 1 });
+    assert.deepEqual(await left('unlisted'), [2]);
+    const before = await admin.post<{ deleted: number; points: number; keptForever: number }>(`${PV}/purge`, { xids: ['forever'], before: now - DAY });
+    assert.deepEqual(before.body, { deleted: 3, points: 1, keptForever: 0 });
+  });
+});
 
 describe('retention on its schedule', function () {
   this.timeout(60_000);

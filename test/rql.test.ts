@@ -457,7 +457,7 @@ describe('RQL', function () {
         limit: 5,
         offset: 5,
       },
-      { resource: ds, query: 'eq(unit,x)', error: RqlCheckError, message: /valid properties: id, xid, name, enabled, modelType, state at/ },
+      { resource: ds, query: 'eq(unit,x)', error: RqlCheckError, message: /valid properties: id, xid, name, enabled, modelType, state, runningOn at/ },
     ];
 
     for (const c of cases) {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import mqtt from 'mqtt';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { assertError } from './helpers/assertions.js';
-import { loggedIn, type ApiClient } from './helpers/client.js';
+import { createUser, loggedIn, type ApiClient } from './helpers/client.js';
 import { Device } from './helpers/modbus-device.js';
 import { eventually, freePort } from './helpers/wait.js';
 
@@ -162,6 +162,37 @@ describe('data source runtime: devices over HTTP', function () {
       assert.equal((await latestValue(point))?.value, 12.8);
       const stored = await storedValues(point, Date.now() - 5_000);
       assert.ok(stored.some((v) => v.value === 12.8) && !stored.some((v) => v.value === 12.77), JSON.stringify(stored));
+    });
+
+    it('refuses a user with set but not read permission with 403 before the device is written (PUT and bulk); with read it sets', async () => {
+      const xid = await create(DP, {
+        xid: unique('mbp-'),
+        name: 'hidden setpoint',
+        dataSourceXid: source,
+        pointLocator: { dataType: 'NUMERIC', settable: true, offset: 5, registerType: 'HOLDING' },
+        readPermission: ['readers'],
+        setPermission: ['setters'],
+      });
+      device.setWords(5, [7]);
+      const name = unique('setter-');
+      await createUser(admin, name, 'setter-password-1', { permissions: ['setters'] });
+      const setter = await loggedIn(app.url, name, 'setter-password-1');
+      const writes = device.requests.fc6 + device.requests.fc16;
+      const put = await setter.put<{ message: string }>(`${PV}/${xid}`, { dataType: 'NUMERIC', value: 42 });
+      assertError(put, 403, 4004);
+      assert.equal(put.body.message, 'Access denied: setting a value needs read and set permission');
+      assert.ok(!put.text.includes('"value"'), 'nothing of the device answered');
+      assertError(await setter.post(PV, [{ xid, value: 43, timestamp: Date.now() }]), 403, 4004);
+      assertError(await setter.post(PV, [{ xid, value: 'x', timestamp: 'y' }]), 403, 4004);
+      assert.equal(device.requests.fc6 + device.requests.fc16, writes, 'the device was not written');
+      assert.equal(device.holding.get(5), 7);
+      assert.ok(!(await storedValues(xid, 0)).some((v) => v.value === 42 || v.value === 43), 'nothing stored');
+
+      const point = (await admin.get<Record<string, unknown>>(`${DP}/${xid}`)).body;
+      assert.equal((await admin.put(`${DP}/${xid}`, { ...point, readPermission: ['readers', 'setters'] })).status, 200);
+      const allowed = await setter.put<{ value: number }>(`${PV}/${xid}`, { dataType: 'NUMERIC', value: 42 });
+      assert.equal(allowed.status, 200, allowed.text);
+      assert.equal(device.holding.get(5), 42);
     });
 
     it('answers 422 for a value the register cannot hold, and writes nothing', async () => {

@@ -1,8 +1,18 @@
 import assert from 'node:assert/strict';
 import { assertError, assertHasMessage, assertValidation } from './helpers/assertions.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
-import { ApiClient, createUser } from './helpers/client.js';
-import { announceEngines, metadataEngines } from './helpers/engines.js';
+import { join } from 'node:path';
+import { loadConfig, type Config } from '../src/config.js';
+import { startService, type RunningService } from '../src/service.js';
+import { hashPassword } from '../src/services/passwords.js';
+import { loadMigrations, migrate } from '../src/store/metadata/migrate.js';
+import { openPglite } from '../src/store/metadata/pglite.js';
+import { openPostgres } from '../src/store/metadata/postgres.js';
+import { ApiClient, createUser, loggedIn as loggedInAt } from './helpers/client.js';
+import { announceEngines, dropSchema, metadataEngines, newSchemaName, removeDir, tempDir, testDatabaseUrl } from './helpers/engines.js';
+import { capturingLogger, flushed } from './helpers/log.js';
+
+const describeOnPostgres = testDatabaseUrl ? describe : describe.skip;
 
 interface UserBody {
   id: number;
@@ -129,6 +139,29 @@ for (const engine of metadataEngines()) {
         await createUser(admin, name, PASSWORD);
         const res = await admin.post(USERS, { username: name, password: PASSWORD });
         assertError(res, 409, 4003, 'ALREADY_EXISTS');
+      });
+
+      it('refuses a username that differs from another only in case with 409 4003 naming it; login matches exactly', async () => {
+        for (const twin of ['Admin', 'ADMIN', 'aDmIn']) {
+          const res = await admin.post<{ message: string }>(USERS, { username: twin, password: PASSWORD });
+          assertError(res, 409, 4003, 'ALREADY_EXISTS');
+          assert.equal(res.body.message, 'Username is already in use: admin differs only in case');
+        }
+        // Beyond ASCII alike, on PGlite and PostgreSQL: É/é, ß/SS.
+        await createUser(admin, 'Émile', PASSWORD);
+        assertError(await admin.post(USERS, { username: 'émile', password: PASSWORD }), 409, 4003);
+        await createUser(admin, 'straße', PASSWORD);
+        assertError(await admin.post(USERS, { username: 'STRASSE', password: PASSWORD }), 409, 4003);
+        assert.equal((await admin.get<{ total: number }>(`${USERS}?match(username,admin)`)).body.total, 1);
+        // Login matches the stored name exactly.
+        const login = (username: string, password: string) => {
+          const c = new ApiClient(app.url);
+          c.seedCsrf();
+          return c.post('/rest/latest/login', { username, password });
+        };
+        assertError(await login('ADMIN', 'admin'), 401, 4011);
+        assertError(await login('émile', PASSWORD), 401, 4011);
+        await loggedIn('Émile');
       });
 
       it('refuses a non-superadmin with 403 4004 and creates nothing', async () => {
@@ -346,6 +379,19 @@ for (const engine of metadataEngines()) {
         assertError(await admin.put(`${USERS}/${a}`, { username: b }), 409, 4003);
       });
 
+      it('refuses renaming onto another user\'s name in another case with 409; a user may change the case of its own', async () => {
+        const { name: a } = await newUser('caseA');
+        const { name: b } = await newUser('caseB');
+        const res = await admin.put<{ message: string }>(`${USERS}/${a}`, { username: b.toUpperCase() });
+        assertError(res, 409, 4003);
+        assert.equal(res.body.message, `Username is already in use: ${b} differs only in case`);
+        const renamed = await admin.put<UserBody>(`${USERS}/${a}`, { username: a.toUpperCase() });
+        assert.equal(renamed.status, 200, renamed.text);
+        assert.equal(renamed.body.username, a.toUpperCase());
+        assertError(await admin.post(USERS, { username: a, password: PASSWORD }), 409, 4003);
+        await loggedIn(a.toUpperCase());
+      });
+
       it('keeps the caller\'s session but ends its other sessions when it changes its own password', async () => {
         const { name, client: here } = await newUser('sessions');
         const elsewhere = await loggedIn(name);
@@ -407,3 +453,102 @@ for (const engine of metadataEngines()) {
     });
   });
 }
+
+// Usernames unique ignoring case, on databases that held such pairs before the rule, and between instances.
+for (const engine of metadataEngines()) {
+  describe(`usernames that differ only in case, made before the rule (${engine})`, function () {
+    this.timeout(180_000);
+    let config: Config;
+    let service: RunningService | undefined;
+    const schema = engine === 'postgresql' ? newSchemaName() : undefined;
+
+    before(async () => {
+      config = loadConfig({
+        PORT: '0', HOST: '127.0.0.1', DATA_DIR: await tempDir(), LOG_LEVEL: 'silent', RATE_LIMIT_ENABLED: 'false',
+        ...(schema ? { DATABASE_URL: testDatabaseUrl!, DATABASE_SCHEMA: schema, VALUE_STORE: 'postgres' } : {}),
+      });
+      // The database as the version before this rule left it.
+      const old = schema ? await openPostgres(testDatabaseUrl!, 2, schema) : await openPglite(join(config.dataDir, 'metadata'));
+      await migrate(old, (await loadMigrations()).filter((m) => m.version < 11));
+      const hash = await hashPassword(PASSWORD);
+      for (const name of ['admin', 'ops', 'Ops', 'OPS', 'Émile', 'ÉMILE']) {
+        await old.query('insert into users (username, password_hash, permissions) values ($1, $2, $3)', [name, hash, name === 'admin' ? ['superadmin'] : ['user']]);
+      }
+      await old.close();
+    });
+    after(async () => {
+      await service?.stop();
+      if (schema) await dropSchema(schema);
+      await removeDir(config.dataDir);
+    });
+
+    it('migrates and starts; every user logs in by its exact name; no new user or rename takes a name they hold', async () => {
+      const { log, lines } = capturingLogger('warn');
+      service = await startService(config, log);
+      await flushed();
+      const warned = () => lines.find((l) => String(l.msg).includes('differ from another user\'s only in case'))?.usernames;
+      // The oldest of each group keeps the name's key (Émile's is given at start-up: not ASCII).
+      assert.deepEqual(warned(), ['Ops', 'OPS', 'ÉMILE']);
+      const url = service.url;
+      const root = await loggedInAt(url, 'admin', PASSWORD);
+      for (const name of ['ops', 'Ops', 'OPS', 'Émile', 'ÉMILE']) {
+        const c = await loggedInAt(url, name, PASSWORD);
+        assert.equal((await c.get<UserBody>(`${USERS}/current`)).body.username, name);
+      }
+      assertError(await root.post(USERS, { username: 'oPs', password: PASSWORD }), 409, 4003);
+      assertError(await root.post(USERS, { username: 'émile', password: PASSWORD }), 409, 4003);
+      // With the holder of the key gone, its keyless twins still hold the name.
+      assert.equal((await root.delete(`${USERS}/ops`)).status, 200);
+      const res = await root.post<{ message: string }>(USERS, { username: 'ops', password: PASSWORD });
+      assertError(res, 409, 4003);
+      assert.equal(res.body.message, 'Username is already in use: Ops differs only in case');
+      await createUser(root, 'fresh', PASSWORD);
+      assertError(await root.put(`${USERS}/fresh`, { username: 'OPS' }), 409, 4003);
+
+      // A restart gives the key to the oldest twin left.
+      await service.stop();
+      lines.length = 0;
+      service = await startService(config, log);
+      await flushed();
+      assert.deepEqual(warned(), ['OPS', 'ÉMILE']);
+    });
+  });
+}
+
+describeOnPostgres('usernames unique ignoring case between two instances (PostgreSQL)', function () {
+  this.timeout(180_000);
+  const schema = newSchemaName();
+  const instances: RunningService[] = [];
+  const dirs: string[] = [];
+
+  before(async () => {
+    for (let i = 0; i < 2; i++) {
+      dirs.push(await tempDir());
+      const config = loadConfig({
+        PORT: '0', HOST: '127.0.0.1', DATA_DIR: dirs[i]!, LOG_LEVEL: 'silent', RATE_LIMIT_ENABLED: 'false',
+        DATABASE_URL: testDatabaseUrl!, DATABASE_SCHEMA: schema, VALUE_STORE: 'postgres', INSTANCE_NAME: `users-${i}`,
+      });
+      instances.push(await startService(config)); // one after the other: the first makes the admin
+    }
+  });
+  after(async () => {
+    for (const s of instances) await s.stop();
+    await dropSchema(schema);
+    for (const d of dirs) await removeDir(d);
+  });
+
+  it('two creates racing for one name in two cases end in one 201 and one 409, every time', async () => {
+    const [a, b] = await Promise.all(instances.map((s) => loggedInAt(s.url, 'admin', 'admin')));
+    for (let round = 0; round < 10; round++) {
+      const [ra, rb] = await Promise.all([
+        a!.post(USERS, { username: `race-${round}`, password: PASSWORD }),
+        b!.post(USERS, { username: `RACE-${round}`, password: PASSWORD }),
+      ]);
+      assert.deepEqual([ra.status, rb.status].sort(), [201, 409], `round ${round}: ${ra.text} ${rb.text}`);
+      const loser = ra.status === 409 ? ra : rb;
+      assertError(loser, 409, 4003, 'ALREADY_EXISTS');
+    }
+    const listed = await a!.get<{ items: UserBody[] }>(`${USERS}?match(username,race-*)&limit(100)`);
+    assert.equal(listed.body.items.length, 10);
+  });
+});

@@ -29,6 +29,7 @@ interface Message {
     event?: string;
     value?: ValueShape | null;
     enabled?: boolean;
+    unreliable?: boolean;
     type?: string;
     message?: string;
   };
@@ -247,7 +248,7 @@ describe('WebSocket endpoints', function () {
       const m = await c.next();
       assert.deepEqual(m, {
         status: 'OK',
-        payload: { xid, event: 'REGISTERED', value: { dataType: 'NUMERIC', value: 2.5, timestamp: now - 1000, annotation: null }, enabled: true },
+        payload: { xid, event: 'REGISTERED', value: { dataType: 'NUMERIC', value: 2.5, timestamp: now - 1000, annotation: null }, enabled: true, unreliable: false },
       });
     });
 
@@ -255,7 +256,7 @@ describe('WebSocket endpoints', function () {
       const xid = await createPoint({ enabled: false });
       const c = await adminSocket();
       c.subscribe(xid);
-      assert.deepEqual((await c.next()).payload, { xid, event: 'REGISTERED', value: null, enabled: false });
+      assert.deepEqual((await c.next()).payload, { xid, event: 'REGISTERED', value: null, enabled: false, unreliable: false });
     });
 
     it('sends UPDATE for every new value and CHANGE when it differs, to every subscriber', async () => {
@@ -298,6 +299,7 @@ describe('WebSocket endpoints', function () {
         event: 'SET',
         value: { dataType: 'NUMERIC', value: 42, timestamp, annotation: 'by hand' },
         enabled: true,
+        unreliable: false,
       });
     });
 
@@ -348,11 +350,11 @@ describe('WebSocket endpoints', function () {
       await c.next((m) => m.payload.event === 'REGISTERED');
       const point = (await admin.get<Record<string, unknown>>(`${API}/data-points/${xid}`)).body;
       assert.equal((await admin.put(`${API}/data-points/${xid}`, { ...point, enabled: false })).status, 200);
-      assert.deepEqual(await c.next(), { status: 'OK', payload: { xid, event: 'TERMINATE', value: null, enabled: false } });
+      assert.deepEqual(await c.next(), { status: 'OK', payload: { xid, event: 'TERMINATE', value: null, enabled: false, unreliable: false } });
       assert.equal((await admin.put(`${API}/data-points/${xid}`, { ...point, enabled: true })).status, 200);
-      assert.deepEqual((await c.next()).payload, { xid, event: 'REGISTERED', value: null, enabled: true });
+      assert.deepEqual((await c.next()).payload, { xid, event: 'REGISTERED', value: null, enabled: true, unreliable: false });
       assert.equal((await admin.delete(`${API}/data-points/${xid}`)).status, 200);
-      assert.deepEqual((await c.next()).payload, { xid, event: 'TERMINATE', value: null, enabled: false });
+      assert.deepEqual((await c.next()).payload, { xid, event: 'TERMINATE', value: null, enabled: false, unreliable: false });
     });
 
     it('drops a slow consumer (1013) instead of buffering for it', async () => {
@@ -514,10 +516,12 @@ describe('WebSocket endpoints', function () {
     it('logs the same client address for an HTTP request and a WebSocket upgrade, accepted or refused', async () => {
       const forwarded = { 'x-forwarded-for': '6.6.6.6, 203.0.113.9' };
       const from = lines.length;
-      assert.equal((await new ApiClient(proxied.url).get('/health', { headers: forwarded })).status, 200);
+      // An anonymous request logged at info (health checks are logged at debug).
+      const anonymous = '/rest/latest/auth-tokens/public-key';
+      assert.equal((await new ApiClient(proxied.url).get(anonymous, { headers: forwarded })).status, 200);
       track(await open(proxied, { ...forwarded, ...bearer(await tokenFor(proxiedAdmin)) }));
       assert.equal((await refused(proxied, forwarded)).status, 401);
-      const [request] = (await logged('request', from)).filter((l) => l.path === '/health');
+      const [request] = (await logged('request', from)).filter((l) => l.path === anonymous);
       const upgrades = await logged('websocket upgrade', from);
       assert.equal(request?.ip, '203.0.113.9');
       assert.deepEqual(

@@ -1,9 +1,12 @@
 // The bounded write buffer (src/store/values/write-buffer.ts) in front of the real DuckDB store:
-// group commit, backpressure, oversized batches, draining on close and append failures.
+// group commit, backpressure, oversized batches, draining on close, append failures and the store's
+// time-out (a server store's STORE_TIMEOUT_MS, given here to the DuckDB store through the spy).
 import assert from 'node:assert/strict';
+import { DomainError } from '../src/core/errors.js';
 import { concatBatches, WriteBuffer } from '../src/store/values/write-buffer.js';
 import type { ValueBatch } from '../src/store/values/types.js';
 import { batchOf, gate, openTempDuckDb, readAll, seriesBatch, settle, SpyStore, track, type TempStore } from './helpers/duckdb-temp.js';
+import { waitFor } from './helpers/wait.js';
 
 describe('write buffer (DuckDB store)', function () {
   this.timeout(60_000);
@@ -329,5 +332,84 @@ describe('write buffer (DuckDB store)', function () {
     await buffer.write(empty);
     assert.equal(spy.appendCalls, 0);
     await buffer.close();
+  });
+
+  describe("the store's time-out", () => {
+    const TIMEOUT_MS = 150;
+    const isUnavailable = (err: unknown) => err instanceof DomainError && err.kind === 'unavailable' && /point-value store is unavailable/.test(err.message);
+
+    it('answers writers 503 at the time-out; values not sent yet are dropped, the append under way keeps its place and its room until it ends', async () => {
+      spy.timeoutMs = TIMEOUT_MS;
+      const late: ValueBatch[] = [];
+      const buffer = new WriteBuffer(spy, 1_000, 200_000, (batch) => late.push(batch));
+      const held = gate();
+      spy.beforeAppend = (_batch, call) => (call === 1 ? held.opened : undefined);
+      const s = nextSeries();
+      const sent = track(buffer.write(seriesBatch(s, 0, 10)));
+      await settle();
+      const queued = track(buffer.write(seriesBatch(s, 100, 10)));
+      const started = Date.now();
+      await assert.rejects(sent.promise, isUnavailable);
+      await assert.rejects(queued.promise, isUnavailable);
+      assert.ok(Date.now() - started < TIMEOUT_MS + 1_000, 'answered at the time-out, not when the append ends');
+      await settle(TIMEOUT_MS);
+      assert.equal(spy.appendCalls, 1, 'no second append while the first is under way');
+      assert.equal(buffer.bufferedValues, 10, "the append under way keeps its room; the unsent writer's values are gone");
+      assert.equal(late.length, 0);
+
+      // The store answers again: the append ends (here it commits, though its writer heard 503).
+      held.open();
+      await waitFor('the late outcome', () => late.length === 1);
+      assert.deepEqual([...late[0]!.ts], [...seriesBatch(s, 0, 10).ts]);
+      assert.equal(buffer.bufferedValues, 0);
+      assert.deepEqual((await readAll(temp.store, s)).map((v) => v.ts), [...seriesBatch(s, 0, 10).ts], 'the dropped writer was never sent');
+      // Later writes go through.
+      await buffer.write(seriesBatch(s, 200, 10));
+      assert.equal((await readAll(temp.store, s)).length, 20);
+      assert.equal(late.length, 1, 'an append answered in time is no late outcome');
+      await buffer.close();
+    });
+
+    it('answers a writer waiting for room at its time-out and lets the writers behind it in', async () => {
+      spy.timeoutMs = TIMEOUT_MS;
+      const buffer = new WriteBuffer(spy, 20);
+      const held = gate();
+      spy.beforeAppend = (_batch, call) => (call === 1 ? held.opened : undefined);
+      const s = nextSeries();
+      const first = track(buffer.write(seriesBatch(s, 0, 20)));
+      await settle();
+      const big = track(buffer.write(seriesBatch(s, 100, 20))); // waits for room
+      await assert.rejects(big.promise, isUnavailable);
+      await assert.rejects(first.promise, isUnavailable);
+      spy.timeoutMs = undefined; // from here on the store answers in time
+      held.open();
+      await waitFor('room again', () => buffer.bufferedValues === 0);
+      await buffer.write(seriesBatch(s, 200, 20));
+      assert.deepEqual((await readAll(temp.store, s)).map((v) => v.ts), [...seriesBatch(s, 0, 20).ts, ...seriesBatch(s, 200, 20).ts]);
+      await buffer.close();
+    });
+
+    it('never holds more than the capacity while the store does not answer, however many writers time out', async () => {
+      spy.timeoutMs = TIMEOUT_MS;
+      const capacity = 50;
+      const buffer = new WriteBuffer(spy, capacity);
+      const held = gate();
+      spy.beforeAppend = () => held.opened;
+      const s = nextSeries();
+      let maxSeen = 0;
+      const writes: ReturnType<typeof track<void>>[] = [];
+      for (let i = 0; i < 100; i++) {
+        writes.push(track(buffer.write(seriesBatch(s, i * 10, 10))));
+        maxSeen = Math.max(maxSeen, buffer.bufferedValues);
+        if (i % 10 === 0) await settle(30);
+      }
+      await waitFor('every writer answered', () => writes.every((w) => w.settled()), 5_000);
+      assert.ok(writes.every((w) => w.state() === 'rejected' && isUnavailable(w.error())));
+      assert.ok(maxSeen <= capacity, `buffered ${maxSeen}`);
+      assert.equal(spy.appendCalls, 1, 'one append under way, no pile of them');
+      held.open();
+      await waitFor('the append ended', () => buffer.bufferedValues === 0);
+      await buffer.close();
+    });
   });
 });

@@ -2,6 +2,7 @@
 import Router from '@koa/router';
 import { caller } from '../http/auth.js';
 import { DomainError } from '../core/errors.js';
+import { refuseBody } from '../http/body.js';
 import { sendList } from '../http/list.js';
 import type { AppState } from '../http/state.js';
 import { eventView, type EventService } from '../services/events.js';
@@ -13,6 +14,10 @@ function eventId(raw: string | undefined): number {
   return id;
 }
 
+// A body is refused rather than ignored: {"ids": [7]} once acknowledged every readable event.
+const ACKNOWLEDGE_SELECTS_BY_RQL =
+  'POST /events/acknowledge selects events by its RQL query only, e.g. /events/acknowledge?in(id,7,8): send no request body';
+
 export function eventsRouter(events: EventService): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/events' });
 
@@ -22,6 +27,7 @@ export function eventsRouter(events: EventService): Router<AppState> {
   });
 
   router.post('/acknowledge', async (ctx) => {
+    await refuseBody(ctx, ACKNOWLEDGE_SELECTS_BY_RQL);
     ctx.body = { count: await events.acknowledgeMany(caller(ctx).user, ctx.querystring) };
   });
 

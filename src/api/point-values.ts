@@ -17,6 +17,7 @@ import { parseInstant } from '../core/time.js';
 import { isTimeZone } from '../core/validation.js';
 import { apiStatistic, apiValue } from '../services/point-value-types.js';
 import { MAX_LATEST_LIMIT, type PointValueService } from '../services/point-values.js';
+import type { Unreliability } from '../services/point-reliability.js';
 import type { RetentionService } from '../services/retention.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import { PERIOD_TYPES, planPeriods, type PeriodPlan, type PeriodType } from '../store/values/periods.js';
@@ -154,9 +155,17 @@ function jsonValue(value: unknown): string {
   return JSON.stringify(value);
 }
 
-function rawJson(point: DataPointRecord, v: StoredValue): string {
+/** `extra`: further members, each with a leading comma. */
+function rawJson(point: DataPointRecord, v: StoredValue, extra = ''): string {
   const value = jsonValue(apiValue(point.dataType, v));
-  return v.annotation === null ? `{"timestamp":${v.ts},"value":${value}}` : `{"timestamp":${v.ts},"value":${value},"annotation":${JSON.stringify(v.annotation)}}`;
+  return v.annotation === null
+    ? `{"timestamp":${v.ts},"value":${value}${extra}}`
+    : `{"timestamp":${v.ts},"value":${value},"annotation":${JSON.stringify(v.annotation)}${extra}}`;
+}
+
+/** The current value's members saying whether its source can read the point now (history rows have none). */
+function reliabilityJson(mark: Unreliability | undefined): string {
+  return mark ? `,"unreliable":true,"unreliableSince":${mark.since},"unreliableReason":${JSON.stringify(mark.reason)}` : ',"unreliable":false';
 }
 
 function rawCsv(point: DataPointRecord, v: StoredValue): string {
@@ -340,7 +349,9 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
       ctx.body = RAW_CSV_HEADER + newest.map((v) => rawCsv(point, v)).join('');
     } else {
       ctx.type = JSON_TYPE;
-      ctx.body = `[${newest.map((v) => rawJson(point, v)).join(',')}]`;
+      // The newest value is the point's current one: it says whether that is still what the device holds.
+      const current = reliabilityJson(values.reliability.get(point.id));
+      ctx.body = `[${newest.map((v, i) => rawJson(point, v, i === 0 ? current : '')).join(',')}]`;
     }
   });
 
@@ -382,7 +393,7 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
   });
 
   router.post('/purge', async (ctx) => {
-    ctx.body = { deleted: await retention.purgeRequest(caller(ctx).user, await readJson(ctx)) };
+    ctx.body = await retention.purgeRequest(caller(ctx).user, await readJson(ctx));
   });
 
   router.post('/', async (ctx) => {

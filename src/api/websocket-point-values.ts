@@ -8,6 +8,11 @@
 // or its source was deleted, the XID renamed, the read permission withdrawn), TERMINATE is sent with
 // "value": null and the subscription ends. Like every event, it goes only to those who asked for it;
 // the first REGISTERED, the answer to a subscription, is always sent.
+//
+// Every OK payload says whether the point's source can read it now: `unreliable` (with
+// `unreliableSince` and `unreliableReason` while true). ATTRIBUTE_CHANGE, as Mango's, is sent when
+// that (or the reason) changes, whether or not a value follows (the device went off; it is back and
+// the value read next is an UPDATE after it), with `value: null` and Mango's `attributes: {"UNRELIABLE": …}`.
 import type { Logger } from 'pino';
 import type { RawData } from 'ws';
 import { badCharacterIn, badTextMessages, mayHoldBadText } from '../core/text.js';
@@ -16,15 +21,16 @@ import type { DataPointService } from '../services/data-points.js';
 import type { DataSourceService } from '../services/data-sources.js';
 import type { PointValueService } from '../services/point-values.js';
 import { hasPermission } from '../services/permissions.js';
+import type { Unreliability } from '../services/point-reliability.js';
 import { apiValue } from '../services/point-value-types.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { StoredValue } from '../store/values/types.js';
 import type { Connection } from './websocket-connection.js';
 import { errorMessage, type Channel, type ErrorType } from './websocket-channel.js';
 
-const EVENT_TYPES = ['UPDATE', 'CHANGE', 'SET', 'REGISTERED', 'TERMINATE'] as const;
+const EVENT_TYPES = ['UPDATE', 'CHANGE', 'SET', 'REGISTERED', 'TERMINATE', 'ATTRIBUTE_CHANGE'] as const;
 type PointEvent = (typeof EVENT_TYPES)[number];
-const BIT: Record<PointEvent, number> = { UPDATE: 1, CHANGE: 2, SET: 4, REGISTERED: 8, TERMINATE: 16 };
+const BIT: Record<PointEvent, number> = { UPDATE: 1, CHANGE: 2, SET: 4, REGISTERED: 8, TERMINATE: 16, ATTRIBUTE_CHANGE: 32 };
 
 // Values that arrive while a subscription's REGISTERED is being prepared wait here (bounded).
 const MAX_EARLY_MESSAGES = 1_000;
@@ -113,9 +119,16 @@ function valueJson(dataType: string, v: StoredValue | undefined): string {
   return JSON.stringify({ dataType, value: apiValue(dataType, v), timestamp: v.ts, annotation: v.annotation });
 }
 
+function reliabilityJson(mark: Unreliability | undefined): string {
+  return mark ? `"unreliable":true,"unreliableSince":${mark.since},"unreliableReason":${JSON.stringify(mark.reason)}` : '"unreliable":false';
+}
+
 /** Encoded once and sent as is to every subscriber (ws would otherwise encode it per socket). */
-function okMessage(xid: string, event: PointEvent, value: string, enabled: boolean): Buffer {
-  return Buffer.from(`{"status":"OK","payload":{"xid":${JSON.stringify(xid)},"event":"${event}","value":${value},"enabled":${enabled}}}`);
+function okMessage(xid: string, event: PointEvent, value: string, enabled: boolean, mark: Unreliability | undefined): Buffer {
+  const attributes = event === 'ATTRIBUTE_CHANGE' ? `,"attributes":{"UNRELIABLE":${mark !== undefined}}` : '';
+  return Buffer.from(
+    `{"status":"OK","payload":{"xid":${JSON.stringify(xid)},"event":"${event}","value":${value},"enabled":${enabled},${reliabilityJson(mark)}${attributes}}}`,
+  );
 }
 
 function differs(a: StoredValue, b: StoredValue | undefined): boolean {
@@ -143,6 +156,7 @@ export class PointValueChannel implements Channel {
   /** Per connection: subscribed XID → point id. */
   private readonly sockets = new Map<Connection, Map<string, number>>();
   private busOff: (() => void) | undefined;
+  private readonly reliabilityOff: () => void;
   private closed = false;
 
   constructor(
@@ -157,6 +171,7 @@ export class PointValueChannel implements Channel {
       sourceSaved: (ds) => this.sourceChanged(ds.id, ds.enabled).catch(report),
       sourceDeleted: (ds) => this.sourceDeleted(ds.id),
     });
+    this.reliabilityOff = s.pointValues.reliability.onChange((ids) => this.reliabilityChanged(ids));
   }
 
   get watchedPoints(): number {
@@ -175,6 +190,7 @@ export class PointValueChannel implements Channel {
 
   close(): void {
     this.closed = true;
+    this.reliabilityOff();
     this.busOff?.();
     this.busOff = undefined;
   }
@@ -221,7 +237,7 @@ export class PointValueChannel implements Channel {
       throw err;
     }
     if (w.subscribers.get(conn) !== sub) return; // unsubscribed or terminated meanwhile
-    conn.send(okMessage(xid, 'REGISTERED', valueJson(w.point.dataType, latest), w.enabled));
+    conn.send(okMessage(xid, 'REGISTERED', valueJson(w.point.dataType, latest), w.enabled, this.markOf(w)));
     const early = sub.early ?? [];
     sub.early = undefined;
     // What REGISTERED already shows is not news; a SET is, whatever its time.
@@ -263,12 +279,13 @@ export class PointValueChannel implements Channel {
     const w = this.watched.get(v.pointId);
     if (!w) return;
     const value = valueJson(v.dataType, v.value);
+    const mark = this.markOf(w);
     for (const event of eventsOf(v)) {
       const bit = BIT[event];
       let text: Buffer | undefined;
       for (const [conn, sub] of w.subscribers) {
         if ((sub.mask & bit) === 0) continue;
-        text ??= okMessage(w.point.xid, event, value, w.enabled);
+        text ??= okMessage(w.point.xid, event, value, w.enabled, mark);
         if (sub.early) {
           if (sub.early.length >= MAX_EARLY_MESSAGES) sub.early.shift();
           sub.early.push({ ts: v.value.ts, event, text });
@@ -276,6 +293,23 @@ export class PointValueChannel implements Channel {
           conn.send(text);
         }
       }
+    }
+  }
+
+  private markOf(w: WatchedPoint): Unreliability | undefined {
+    return this.s.pointValues.reliability.get(w.point.id);
+  }
+
+  /**
+   * Points became unreliable or reliable: ATTRIBUTE_CHANGE. A subscription still waiting for its
+   * REGISTERED gets the state in that one.
+   */
+  private reliabilityChanged(pointIds: readonly number[]): void {
+    for (const id of pointIds) {
+      const w = this.watched.get(id);
+      if (!w) continue;
+      const text = okMessage(w.point.xid, 'ATTRIBUTE_CHANGE', 'null', w.enabled, this.markOf(w));
+      this.notify(w, 'ATTRIBUTE_CHANGE', text, (sub) => sub.early !== undefined);
     }
   }
 
@@ -315,14 +349,14 @@ export class PointValueChannel implements Channel {
     if (w.enabled !== enabled) return; // changed again meanwhile: that change reports itself
     const event = enabled ? 'REGISTERED' : 'TERMINATE';
     // A subscription still waiting for its first REGISTERED gets the new state in that one.
-    this.notify(w, event, okMessage(w.point.xid, event, valueJson(w.point.dataType, latest), enabled), (sub) => sub.early !== undefined);
+    this.notify(w, event, okMessage(w.point.xid, event, valueJson(w.point.dataType, latest), enabled, this.markOf(w)), (sub) => sub.early !== undefined);
   }
 
   /** Ends the chosen subscriptions with TERMINATE and no value (the subscriber may no longer see one). */
   private end(w: WatchedPoint, which: (conn: Connection, sub: Subscription) => boolean): void {
     for (const [conn, sub] of [...w.subscribers]) {
       if (!which(conn, sub)) continue;
-      if (sub.mask & BIT.TERMINATE) conn.send(okMessage(sub.xid, 'TERMINATE', 'null', false));
+      if (sub.mask & BIT.TERMINATE) conn.send(okMessage(sub.xid, 'TERMINATE', 'null', false, undefined));
       this.sockets.get(conn)?.delete(sub.xid);
       this.removeSubscriber(w.point.id, conn);
     }

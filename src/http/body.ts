@@ -72,6 +72,29 @@ export async function readJsonText(ctx: Context, options: BodyOptions = {}): Pro
   return text;
 }
 
+/** Read at most this much of a body that should not be there: more is content whatever it says. */
+const NO_BODY_READ_LIMIT = 1024;
+/** What a client that always sends a body sends when it means none. */
+const SAYS_NOTHING = /^\s*(null|\{\s*\})?\s*$/;
+
+/**
+ * For requests whose selection is the query alone: a body is refused (400 with `message`) so that
+ * a client never believes its body narrowed what the request does. No body, zero bytes, blank text,
+ * JSON `null` and `{}` count as none, whatever the content type; anything else is a body.
+ */
+export async function refuseBody(ctx: Context, message: string): Promise<void> {
+  if (!hasBody(ctx)) return;
+  const declared = Number(ctx.get('content-length') || NaN);
+  if (declared > NO_BODY_READ_LIMIT) throw DomainError.badRequest(message);
+  let bytes: Buffer;
+  try {
+    bytes = await getRawBody(ctx.req, { limit: NO_BODY_READ_LIMIT, length: Number.isFinite(declared) ? declared : undefined });
+  } catch {
+    throw DomainError.badRequest(message); // longer than any way of saying nothing, or cut off
+  }
+  if (!SAYS_NOTHING.test(bytes.toString('latin1'))) throw DomainError.badRequest(message);
+}
+
 /** Reads and parses a JSON body (see readJsonText). */
 export async function readJson(ctx: Context, options: BodyOptions = {}): Promise<unknown> {
   const text = await readJsonText(ctx, options);

@@ -22,7 +22,8 @@ export interface WebSocketCount {
 
 /** What the metrics read at scrape time. */
 export interface MetricsSources {
-  config: Pick<Config, 'values'>;
+  config: Pick<Config, 'values' | 'instanceName'>;
+  db: { readonly engine: string };
   /** Values the store's append hook has counted. */
   writes: { readonly values: number };
   pointValues: Pick<PointValueService, 'bufferedValues'>;
@@ -30,8 +31,12 @@ export interface MetricsSources {
   events: Pick<EventService, 'list'>;
   tokens: Pick<TokenService, 'signatureVerifications'>;
   retention: Pick<RetentionService, 'purgedValues' | 'lastPurge'>;
-  /** Per-point warnings (unreadable messages) and driver starts, counted per source xid. */
-  runtime: { readonly warnings: { readonly counts: ReadonlyMap<string, number> }; readonly starts: ReadonlyMap<string, number> };
+  /** Per-point warnings (unreadable messages) and driver starts, counted per source xid; the sources run here. */
+  runtime: {
+    readonly warnings: { readonly counts: ReadonlyMap<string, number> };
+    readonly starts: ReadonlyMap<string, number>;
+    readonly runningHere: { readonly total: number; readonly faulted: number };
+  };
 }
 
 export class ServiceMetrics {
@@ -135,10 +140,32 @@ export class ServiceMetrics {
         this.set(hub()?.connectionCount ?? 0);
       },
     });
+    // Which instance this is: `dds_instance`, not `instance`, which Prometheus sets on every series it
+    // scrapes (the target's address) and would rename ours to `exported_instance`. A label on this
+    // one series (and on the sources run here), not on every series: a default name (host:pid) changes
+    // with every restart, and every series would start anew with it.
+    const instance = s.config.instanceName;
+    new Gauge({
+      name: 'dds_instance_info',
+      help: 'This instance: its INSTANCE_NAME and engines (always 1)',
+      labelNames: ['dds_instance', 'metadata', 'value_store'],
+      registers,
+    }).set({ dds_instance: instance, metadata: s.db.engine, value_store: s.config.values.engine }, 1);
+    new Gauge({
+      name: 'dds_data_sources_run_here',
+      help: 'Data sources this instance runs (holds the lease of), by state: RUNNING, or ERROR while the device fails',
+      labelNames: ['dds_instance', 'state'],
+      registers,
+      collect() {
+        const { total, faulted } = s.runtime.runningHere;
+        this.set({ dds_instance: instance, state: 'RUNNING' }, total - faulted);
+        this.set({ dds_instance: instance, state: 'ERROR' }, faulted);
+      },
+    });
     // Scrape-time metadata queries: a few counts every scrape interval, off every request path.
     new Gauge({
       name: 'dds_data_sources',
-      help: 'Data sources by runtime state',
+      help: 'Data sources of the installation by runtime state (every instance counts them all; dds_data_sources_run_here counts its own)',
       labelNames: ['state'],
       registers,
       async collect() {

@@ -119,15 +119,19 @@ export class DetectorRuntime {
 
   constructor(private readonly deps: DetectorRuntimeDeps) {}
 
-  /** Loads the detectors of live points with their state and starts following values and changes. */
+  /**
+   * Loads the detectors of live points with their state and starts following values and changes.
+   * Rejects when they could not be loaded (a store unavailable): the caller stops and tries again.
+   */
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
     this.listen();
     // Only the points with a detector cost the ingest path live-value work (see watch()).
     this.unsubscribe = this.deps.bus.subscribe((v) => this.onValue(v), { followedOnly: true });
-    this.enqueue(() => this.load({}));
-    await this.idle();
+    const loaded = this.queue.then(() => this.load({}));
+    this.queue = loaded.then(() => undefined, () => undefined);
+    await loaded;
   }
 
   /** Stops watching: timers cleared, pending writes finished. */

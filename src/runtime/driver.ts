@@ -1,7 +1,8 @@
 // What a data source type implements to collect values (virtual generator, Modbus TCP poller, MQTT
 // subscriber), and what the runtime gives it. A driver never throws for a device fault: it reports
 // it (the source goes to ERROR with lastError and a DATA_SOURCE event), keeps retrying with backoff,
-// and reports the recovery.
+// and reports the recovery. A driver that reads a device also says which points it cannot read
+// (unreliable), from its start until each one's first value.
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { DataSourceRecord } from '../store/metadata/data-sources.js';
 
@@ -18,6 +19,12 @@ export interface DriverContext {
   readonly source: DataSourceRecord;
   /** The source's enabled points when the driver started (a point change restarts the driver). */
   readonly points: readonly DataPointRecord[];
+  /**
+   * The points not read since the source started on this instance: all of them at a first start
+   * (service start, enable, take-over), those an edit added when the source restarts in place. A
+   * driver that reads a device marks them unreliable at start; a generator (virtual) ignores them.
+   */
+  readonly unread: readonly DataPointRecord[];
   /** updatePeriods × updatePeriodType in ms. */
   readonly periodMs: number;
   /**
@@ -35,6 +42,13 @@ export interface DriverContext {
    * in /metrics; the source stays RUNNING. The point's next good value clears it.
    */
   warn(point: DataPointRecord, message: string): void;
+  /**
+   * These points cannot be read now (connection lost or refused, a time-out, a device exception for
+   * their registers; for Sparkplug B, a DEATH of their node or device): marked unreliable with this
+   * reason until each one's next value through publish(). Apart from fault(): a faulty source may
+   * still read some points, and its points stay unreliable after it recovered until they are read.
+   */
+  unreliable(points: readonly DataPointRecord[], reason: string): void;
   /** The point's newest stored value as the API shows it (a restarted generator continues from it). */
   lastValue(point: DataPointRecord): Promise<number | boolean | string | undefined>;
   /** Aborted when the driver is stopped: pending waits and retries should end. */

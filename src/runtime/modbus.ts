@@ -2,7 +2,8 @@
 // the planned read requests every period and writes set values. One request is on the wire at a time
 // (many devices answer only one), so a write waits for the current read, not for the whole poll.
 // Device trouble is reported through ctx.fault and retried with backoff; nothing here throws out of
-// the poll loop.
+// the poll loop. The points a poll could not read (their request failed, or the connection failed
+// before it) are marked unreliable with the failure's text; their next value clears that.
 import { Socket } from 'node:net';
 import modbusSerial from 'modbus-serial';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
@@ -210,7 +211,12 @@ interface PollResult {
   /** The first failed request of the poll, if any. */
   failure?: ModbusFailure;
   failed: number;
+  /** The points the poll could not read, with the failure that kept each group from being read. */
+  unread: { points: DataPointRecord[]; reason: string }[];
 }
+
+/** Why a point is unreliable from the start until its first read. */
+const NOT_READ_YET = 'not read yet';
 
 class ModbusDriver implements SourceDriver {
   private readonly settings: ModbusSettings;
@@ -238,6 +244,7 @@ class ModbusDriver implements SourceDriver {
   }
 
   start(): Promise<void> {
+    if (this.ctx.unread.length > 0) this.ctx.unreliable(this.ctx.unread, `${this.prefix}: ${NOT_READ_YET}`);
     const halt = () => this.halt();
     if (this.ctx.signal.aborted) halt();
     else this.ctx.signal.addEventListener('abort', halt, { once: true });
@@ -290,6 +297,7 @@ class ModbusDriver implements SourceDriver {
       if (this.stopped.aborted) return 'stopped';
       if (result.values.length > 0) await this.ctx.publish(result.values);
       if (this.stopped.aborted) return 'stopped';
+      for (const { points, reason } of result.unread) this.ctx.unreliable(points, reason);
       if (!result.failure) {
         if (!this.healthy) this.ctx.recovered();
         this.healthy = true;
@@ -319,8 +327,8 @@ class ModbusDriver implements SourceDriver {
    */
   private async poll(): Promise<PollResult> {
     const ts = Date.now();
-    const result: PollResult = { values: [], failed: 0 };
-    for (const request of this.plan) {
+    const result: PollResult = { values: [], failed: 0, unread: [] };
+    for (const [i, request] of this.plan.entries()) {
       try {
         await this.read(request, ts, result.values);
       } catch (err) {
@@ -328,6 +336,9 @@ class ModbusDriver implements SourceDriver {
         if (failure.kind === 'stopped') return result;
         result.failed++;
         result.failure ??= failure;
+        // A link failure also leaves the requests after this one unread.
+        const unread = failure.linkDown ? this.plan.slice(i) : [request];
+        result.unread.push({ points: unread.flatMap((r) => r.points.map((p) => p.point)), reason: failure.message });
         if (failure.linkDown) return result;
       }
     }

@@ -2,6 +2,10 @@
 // message becomes a value for every point whose topic filter matches it, and a write publishes to the
 // point's topic. The connection is re-established with backoff; connection failures and an overloaded
 // queue are reported to the runtime as faults, an unreadable payload as a warning on its point.
+// Unreliable points: every point from the start until its first message, every point again when the
+// connection is lost (cleared by each one's next message, not by the reconnect: what was published
+// meanwhile is gone), and a point whose locator MQTT refuses, for good. An unreadable payload is a
+// warning only: it shows that the point's publisher is there.
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import { backoffMs, sleep, type DriverContext, type DriverFactory, type ProducedValue, type SourceDriver } from './driver.js';
@@ -55,6 +59,8 @@ class MqttDriver implements SourceDriver {
   private readonly stopper = new AbortController();
   private readonly signal: AbortSignal;
   private readonly pendingWrites = new Set<Promise<void>>();
+  /** Points whose locator MQTT refuses, with the problem: never subscribed, so never read. */
+  private readonly unusable: { record: DataPointRecord; problem: string }[] = [];
   private client: MqttClient | null = null;
   private loop: Promise<void> | null = null;
   private stopping: Promise<void> | null = null;
@@ -70,8 +76,11 @@ class MqttDriver implements SourceDriver {
 
   start(): Promise<void> {
     if (this.loop || this.signal.aborted) return Promise.resolve();
+    if (this.ctx.unread.length > 0) this.ctx.unreliable(this.ctx.unread, `${this.label}: no message yet`);
+    for (const { record, problem } of this.unusable) this.ctx.unreliable([record], problem);
     if (!this.settings.brokerUrl) {
       this.health.fail(CONNECTION, `${this.label}: no broker URL`);
+      this.ctx.unreliable(this.ctx.points, `${this.label}: no broker URL`);
       return Promise.resolve();
     }
     this.loop = this.run().catch((err: unknown) => this.health.fail(CONNECTION, `${this.label}: ${errorText(err)}`));
@@ -107,7 +116,11 @@ class MqttDriver implements SourceDriver {
   private addPoint(record: DataPointRecord): void {
     const point = toMqttPoint(record);
     // A locator the schema let through but MQTT refuses: reported, and never cleared by a reconnect.
-    if (typeof point === 'string') return this.health.fail(`config:${record.id}`, `${this.label}: point '${record.xid}' ${point}`);
+    if (typeof point === 'string') {
+      const problem = `${this.label}: point '${record.xid}' ${point}`;
+      this.unusable.push({ record, problem });
+      return this.health.fail(`config:${record.id}`, problem);
+    }
     this.points.set(record.id, point);
     this.router.add(point.topic, point);
   }
@@ -119,6 +132,7 @@ class MqttDriver implements SourceDriver {
       const end = await this.session();
       if (this.signal.aborted) break;
       this.health.fail(CONNECTION, `${this.label}: ${end.reason}`);
+      this.ctx.unreliable([...this.points.values()].map((p) => p.record), `${this.label}: ${end.reason}`);
       if (end.established) attempt = 0;
       // MQTT does not poll, so the period does not stretch the backoff.
       await sleep(backoffMs(attempt++), this.signal);

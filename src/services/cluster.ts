@@ -11,12 +11,15 @@
 // - `user`, `sess`, `point`: caches to forget; `user` may carry what live connections must hear.
 //   `points`: many points changed at once (an import), `[id, xid]` pairs in parts.
 // - `keys`: the token signing keys were reset; every token issued before stops working here too.
+// - `unrel`: points the sources run here cannot read (`{r: reason, m: [[id, since]…]}`) or can again
+//   (`{c: [id…]}`); all of them again on `hello`, since a new or resynced instance knows none.
 // The channel may lose messages while its connection is down; `resync` then drops every cache.
 import type { Logger } from 'pino';
 import { RESYNC, type ClusterChannel } from '../store/cluster/index.js';
 import type { StoredValue } from '../store/values/types.js';
 import type { EventAction, EventRecord, EventService } from './events.js';
 import type { LiveValue, LiveValueKind } from './point-value-bus.js';
+import type { Unreliability } from './point-reliability.js';
 import type { PointValueService } from './point-values.js';
 import type { SessionService } from './sessions.js';
 import type { TokenService } from './tokens.js';
@@ -30,6 +33,8 @@ const WRITTEN_PART = 200;
 const SESSIONS_PART = 100;
 /** Bytes of a message body made of parts: a NOTIFY payload holds 8,000 with the sender and topic. */
 const PART_BYTES = 6_000;
+/** Points per `unrel` message: 150 × [id, since] (≤ 27 bytes each) and a reason of ≤ 500 characters fit in a NOTIFY. */
+const UNRELIABLE_PART = 150;
 
 interface RemoteFollows {
   all: boolean;
@@ -52,11 +57,13 @@ export interface ClusterServices {
 }
 
 type LiveBody = { p: number; x: string; d: string; k: LiveValueKind; v: StoredValue; pr: StoredValue | null };
+type UnreliableBody = { r: string; m: [number, number][] } | { c: number[] };
 
 export class ClusterLink {
   private readonly remote = new Map<string, RemoteFollows>();
   private generation = 0;
   private announceTimer: NodeJS.Timeout | undefined;
+  private marksTimer: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   private readonly off: (() => void)[] = [];
 
@@ -82,11 +89,21 @@ export class ClusterLink {
     });
     this.off.push(events.subscribe((action, event, local) => local && this.send('ev', { a: action, e: event })));
     this.off.push(tokens.onKeysReset((local) => local && this.send('keys', 0)));
+    const { reliability } = pointValues;
+    this.off.push(reliability.onChange((ids, local) => local && this.tellReliability(ids)));
 
     this.on('w', (body) => pointValues.changedElsewhere(new Map(body as [number, number][])));
     this.on('live', (body) => this.received(body as LiveBody));
     this.on('follows', (body, from) => this.follows(from, body as { g: number; i: number; n: number; all: boolean; p: number[] }));
-    this.on('hello', () => this.announceSoon());
+    this.on('hello', () => {
+      this.announceSoon();
+      this.announceMarksSoon();
+    });
+    this.on('unrel', (body) => {
+      const b = body as UnreliableBody;
+      if ('c' in b) reliability.clearedElsewhere(b.c);
+      else reliability.markedElsewhere(b.m, b.r);
+    });
     this.on('user', (body) => {
       const { id, ev } = body as { id: number; ev?: UserEvent };
       users.changedElsewhere(id, ev);
@@ -115,6 +132,7 @@ export class ClusterLink {
         users.forgetAll();
         sessions.forgetAll();
         events.forgetPermissions();
+        reliability.forgetElsewhere(); // a clear may have been lost: the others tell theirs again on hello
         this.send('hello', 0);
         this.announceSoon();
       }),
@@ -138,6 +156,7 @@ export class ClusterLink {
   close(): void {
     clearInterval(this.heartbeat);
     clearTimeout(this.announceTimer);
+    clearTimeout(this.marksTimer);
     for (const off of this.off) off();
   }
 
@@ -178,6 +197,41 @@ export class ClusterLink {
   private written(earliest: ReadonlyMap<number, number>): void {
     const pairs = [...earliest];
     for (let i = 0; i < pairs.length; i += WRITTEN_PART) this.send('w', pairs.slice(i, i + WRITTEN_PART));
+  }
+
+  /** Marks set or cleared by this instance's runtime, in parts. */
+  private tellReliability(ids: readonly number[]): void {
+    const { reliability } = this.s.pointValues;
+    const cleared: number[] = [];
+    const marked: [number, Unreliability][] = [];
+    for (const id of ids) {
+      const mark = reliability.get(id);
+      if (mark) marked.push([id, mark]);
+      else cleared.push(id);
+    }
+    for (let i = 0; i < cleared.length; i += UNRELIABLE_PART) this.send('unrel', { c: cleared.slice(i, i + UNRELIABLE_PART) });
+    this.sendMarks(marked);
+  }
+
+  /** Every mark of the sources run here, for instances that just said hello (once for a burst of them). */
+  private announceMarksSoon(): void {
+    this.marksTimer ??= setTimeout(() => {
+      this.marksTimer = undefined;
+      this.sendMarks(this.s.pointValues.reliability.localMarks());
+    }, 20);
+  }
+
+  /** Marks grouped by reason (a source's points share theirs), in parts. */
+  private sendMarks(marks: Iterable<readonly [number, Unreliability]>): void {
+    const byReason = new Map<string, [number, number][]>();
+    for (const [id, { since, reason }] of marks) {
+      let list = byReason.get(reason);
+      if (!list) byReason.set(reason, (list = []));
+      list.push([id, since]);
+    }
+    for (const [r, m] of byReason) {
+      for (let i = 0; i < m.length; i += UNRELIABLE_PART) this.send('unrel', { r, m: m.slice(i, i + UNRELIABLE_PART) });
+    }
   }
 
   private relay(v: LiveValue): void {

@@ -9,6 +9,7 @@
 // left alone (neither created nor updated), so importing a document twice changes nothing the second time.
 import { isDeepStrictEqual } from 'node:util';
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
+import { usernameKey } from '../core/username-key.js';
 import type { Validator } from '../core/validation.js';
 import { TimeSlice } from '../core/time-slice.js';
 import type { CrudRepository } from '../store/metadata/crud.js';
@@ -65,8 +66,8 @@ const rqlValue = (text: string) => encodeURIComponent(text).replace(/[!'()*~]/g,
 
 /** What each kind's export leaves out of the resource's answer: ids, runtime state, derived names. */
 const OMIT: Record<ConfigurationKind, readonly string[]> = {
-  dataSources: ['id', 'state', 'lastError', 'lastErrorTimestamp', 'lastErrorCleared'],
-  dataPoints: ['id', 'dataSourceName', 'dataSourceType', 'lastWarning', 'lastWarningTimestamp', 'lastWarningCleared'],
+  dataSources: ['id', 'state', 'lastError', 'lastErrorTimestamp', 'lastErrorCleared', 'runningOn'],
+  dataPoints: ['id', 'dataSourceName', 'dataSourceType', 'lastWarning', 'lastWarningTimestamp', 'lastWarningCleared', 'unreliable', 'unreliableSince', 'unreliableReason'],
   eventDetectors: ['id'],
   users: ['id', 'created', 'lastLogin', 'lastPasswordChange'],
   jsonStore: ['id'],
@@ -406,8 +407,10 @@ function checkDocument(body: unknown): ConfigurationDocument {
       if (typeof item !== 'object' || item === null || Array.isArray(item)) return problems.push(validationMessage(`${key}[${i}]`, 'must be an object'));
       const id = (item as Item)[keyField];
       if (typeof id !== 'string' || id === '') return problems.push(validationMessage(`${key}[${i}].${keyField}`, 'is required: items are created or replaced by it'));
-      if (seen.has(id)) return problems.push(validationMessage(`${key}[${i}].${keyField}`, `repeats ${key}[${seen.get(id)}]`));
-      seen.set(id, i);
+      // Usernames repeat ignoring case too (they are unique so).
+      const seenAs = key === 'users' ? usernameKey(id) : id;
+      if (seen.has(seenAs)) return problems.push(validationMessage(`${key}[${i}].${keyField}`, `repeats ${key}[${seen.get(seenAs)}]`));
+      seen.set(seenAs, i);
     });
   }
   if (problems.length > 0) throw DomainError.validation(problems);

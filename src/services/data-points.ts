@@ -14,6 +14,7 @@ import {
   type PointWarning,
 } from '../store/metadata/data-points.js';
 import type { DataSourceService } from './data-sources.js';
+import { unreliableFields, type Unreliability } from './point-reliability.js';
 import { assertPermission, hasPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
 import { generateXid, listQuery, translateDuplicateXid, type ListResult } from './resources.js';
 
@@ -77,7 +78,8 @@ function loggingSettings(
   return p;
 }
 
-export function dataPointView(p: DataPointRecord): Record<string, unknown> {
+/** The point as the API shows it; `mark`: its source cannot read it now (services/point-reliability.ts). */
+export function dataPointView(p: DataPointRecord, mark?: Unreliability): Record<string, unknown> {
   return {
     id: p.id,
     xid: p.xid,
@@ -100,6 +102,7 @@ export function dataPointView(p: DataPointRecord): Record<string, unknown> {
     lastWarning: p.lastWarning,
     lastWarningTimestamp: p.lastWarningTimestamp,
     lastWarningCleared: p.lastWarningCleared,
+    ...unreliableFields(mark),
   };
 }
 

@@ -44,6 +44,7 @@ export function dataSourceView(ds: DataSourceRecord): DataSourceView {
     lastError: ds.lastError,
     lastErrorTimestamp: ds.lastErrorTimestamp,
     lastErrorCleared: ds.lastErrorCleared,
+    runningOn: ds.runningOn,
     ...settings,
   };
 }
@@ -169,6 +170,15 @@ export class DataSourceService {
   /** Runtime state: written by the data source runtime, not through the API. */
   setState(id: number, state: DataSourceState, lastError: string | null): Promise<void> {
     return this.repo.setState(id, state, lastError);
+  }
+
+  /** Which instance runs the source: written by the runtime when it takes or hands over the lease. */
+  setRunningOn(id: number, instance: string): Promise<void> {
+    return this.repo.setRunningOn(id, instance);
+  }
+
+  clearRunningOn(ids: readonly number[], instance: string): Promise<void> {
+    return this.repo.clearRunningOn(ids, instance);
   }
 
   /** A source saved by other means (a configuration import): the listeners hear it as if saved here. */

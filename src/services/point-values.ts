@@ -3,6 +3,7 @@
 import { LRUCache } from 'lru-cache';
 import { RefreshingCache } from '../core/refreshing-cache.js';
 import { PointValueBus, type LiveValueKind } from './point-value-bus.js';
+import { PointReliability } from './point-reliability.js';
 import type { BulkColumns } from '../core/bulk-values.js';
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
 import { parseInstant } from '../core/time.js';
@@ -59,12 +60,21 @@ export interface SetValueResult {
   annotation: string | null;
 }
 
-const pointNotFound = () => DomainError.notFound('Data point not found');
+/** Names the XID: a request for several points says which one is missing. */
+const pointNotFound = (xid: string) => DomainError.notFound(`Data point not found: ${xid}`);
+const NO_SET_PERMISSION = 'Access denied: setting a value needs read and set permission';
+
+/** Setting a value needs read permission as well as set permission (the answer shows the value). */
+function maySet(user: Principal, point: DataPointRecord): boolean {
+  return hasPermission(user, point.readPermission) && hasPermission(user, point.setPermission);
+}
 // Bounds how long another instance's rename or permission change can go unnoticed here.
 const POINT_CACHE_TTL_MS = 2_000;
 
 export class PointValueService {
   readonly bus = new PointValueBus();
+  /** Which points their source cannot read now: shown with their current value (latest, WebSocket). */
+  readonly reliability = new PointReliability();
   private readonly latestCache: LatestValueCache;
   private readonly buffer: WriteBuffer;
   /**
@@ -104,7 +114,7 @@ export class PointValueService {
       { newestStored: (id) => this.latestCache.newest(id), store: (b) => this.storeMade(b), point: (id) => this.points.findById(id) },
       zone,
     );
-    this.buffer = new WriteBuffer(store, options.writeBufferValues);
+    this.buffer = new WriteBuffer(store, options.writeBufferValues, undefined, (batch) => this.forgetLateWrite(batch));
     this.timeRange = store.timeRange ?? INSTANT_RANGE;
   }
 
@@ -143,6 +153,19 @@ export class PointValueService {
       if (known === undefined || t < known) earliest.set(s, t);
     }
     for (const l of this.writtenListeners) l(earliest);
+  }
+
+  /**
+   * An append ended after its writers were answered 503 (the store's time-out): its values may be
+   * stored after all, so what this instance and the others cache of those points is forgotten.
+   */
+  private forgetLateWrite(batch: ValueBatch): void {
+    for (const id of new Set(batch.series.subarray(0, batch.length))) {
+      this.latestCache.invalidate(id);
+      this.published.delete(id);
+      this.logging.storedElsewhere(id);
+    }
+    this.tellWritten(batch);
   }
 
   /** Set values go to the device through this before they are stored. */
@@ -211,7 +234,7 @@ export class PointValueService {
   /** The point, if it exists and the user may read it (404 before 403). */
   async readablePoint(user: Principal, xid: string): Promise<DataPointRecord> {
     const p = await this.point(xid);
-    if (!p) throw pointNotFound();
+    if (!p) throw pointNotFound(xid);
     assertPermission(user, p.readPermission);
     return p;
   }
@@ -248,11 +271,14 @@ export class PointValueService {
     return this.store.ping();
   }
 
-  /** PUT /point-values/<xid>: the point must be live and settable, the caller needs set permission. */
+  /**
+   * PUT /point-values/<xid>: the point must be live and settable, the caller needs read and set
+   * permission (checked before anything reaches the device, here or through another instance).
+   */
   async set(user: Principal, xid: string, body: unknown): Promise<SetValueResult> {
     const point = await this.point(xid);
-    if (!point) throw pointNotFound();
-    assertPermission(user, point.setPermission);
+    if (!point) throw pointNotFound(xid);
+    if (!maySet(user, point)) throw DomainError.accessDenied(NO_SET_PERMISSION);
     const input = (body ?? {}) as Record<string, unknown>;
     const problems: ValidationMessage[] = [];
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw DomainError.invalid('', 'must be an object {dataType, value}');
@@ -314,7 +340,7 @@ export class PointValueService {
       if (point === undefined) {
         point = (await this.point(xid)) ?? null;
         byXid.set(xid, point);
-        if (point && !hasPermission(user, point.setPermission)) denied.add(point.xid);
+        if (point && !maySet(user, point)) denied.add(point.xid);
       }
       if (!point) {
         problems.push(validationMessage(`[${i}].xid`, 'Data point not found'));
@@ -337,7 +363,7 @@ export class PointValueService {
       points.set(point.id, point);
       n++;
     }
-    if (denied.size > 0) throw DomainError.accessDenied(`Access denied: no set permission on ${[...denied].slice(0, 10).join(', ')}`);
+    if (denied.size > 0) throw DomainError.accessDenied(`${NO_SET_PERMISSION} on ${[...denied].slice(0, 10).join(', ')}`);
     if (problems.length > 0) throw DomainError.validation(problems);
     batch.length = n;
     await this.write(batch, points, 'UPDATE');
@@ -361,7 +387,7 @@ export class PointValueService {
       if (c.xids[i] !== xid) {
         xid = c.xids[i]!;
         point = await this.point(xid);
-        if (!point || point.dataType !== 'NUMERIC' || !hasPermission(user, point.setPermission)) return undefined;
+        if (!point || point.dataType !== 'NUMERIC' || !maySet(user, point)) return undefined;
         points.set(point.id, point);
       }
       const value = c.values[i]!;
@@ -378,7 +404,7 @@ export class PointValueService {
   /** DELETE /point-values/<xid>?from&to: history is the point's, so this needs edit permission. */
   async delete(user: Principal, xid: string, from: number, to: number): Promise<number> {
     const point = await this.point(xid);
-    if (!point) throw pointNotFound();
+    if (!point) throw pointNotFound(xid);
     assertPermission(user, point.readPermission);
     if (!(await this.points.mayEdit(user, point))) throw DomainError.accessDenied();
     const deleted = await this.store.delete(point.id, from, to);

@@ -11,7 +11,7 @@ import { DomainError, validationMessage, type ValidationMessage } from '../core/
 import { minOf } from '../core/extremes.js';
 import { parseInstant } from '../core/time.js';
 import type { Validator } from '../core/validation.js';
-import type { Period } from '../store/metadata/data-points.js';
+import type { Period, PointRetention } from '../store/metadata/data-points.js';
 import type { SettingsRepository } from '../store/metadata/settings.js';
 import { purgeSeries } from '../store/values/purge.js';
 import type { PointValueStore } from '../store/values/types.js';
@@ -35,6 +35,15 @@ export function cutoffOf(period: Period, now: number): number {
   return DateTime.fromMillis(now, { zone: 'utc' }).minus({ [unit]: period.periods }).toMillis();
 }
 
+/** What a purge request did: values deleted, and how many of the selected points had a cutoff or keep everything. */
+export interface PurgeOutcome {
+  deleted: number;
+  /** Selected points whose values before their cutoff (or `before`) were purged. */
+  points: number;
+  /** Selected points with neither purgeOverride nor HISTORY_RETENTION: every value is kept. */
+  keptForever: number;
+}
+
 export interface RetentionDeps {
   points: Pick<DataPointService, 'retention'>;
   store: PointValueStore;
@@ -56,12 +65,20 @@ export class RetentionService {
   constructor(private readonly deps: RetentionDeps) {}
 
   /** Applies every point's retention now; returns how many values went. */
-  applyRetention(now = Date.now()): Promise<number> {
+  async applyRetention(now = Date.now()): Promise<number> {
+    return (await this.retentionNow(undefined, now)).deleted;
+  }
+
+  /**
+   * Applies the retention of the listed points (every point's without a list) now. Only a purge of
+   * every point counts as the daily one.
+   */
+  private retentionNow(xids: readonly string[] | undefined, now = Date.now()): Promise<PurgeOutcome> {
     return this.serialised(async () => {
+      const points = selected(await this.deps.points.retention(), xids);
       const cutoffs = new Map<number, number>();
       // Points share a few periods: each cutoff is computed once (a calendar step costs microseconds).
       const byPeriod = new Map<string, number>();
-      const points = await this.deps.points.retention();
       for (const p of points) {
         const period = p.purgeOverride ? p.purgePeriod : this.deps.defaultRetention;
         if (!period) continue;
@@ -70,30 +87,24 @@ export class RetentionService {
         if (cutoff === undefined) byPeriod.set(key, (cutoff = cutoffOf(period, now)));
         cutoffs.set(p.id, cutoff);
       }
-      const deleted = await this.purge(cutoffs, points.length > 0 && cutoffs.size === points.length);
-      await this.recordPurge(now);
-      return deleted;
+      const deleted = await this.purge(cutoffs, xids === undefined && points.length > 0 && cutoffs.size === points.length);
+      if (xids === undefined) await this.recordPurge(now);
+      return { deleted, points: cutoffs.size, keptForever: points.length - cutoffs.size };
     });
   }
 
-  /** POST /point-values/purge: superadmin; `before` deletes the listed points' (every point's) older values, else retention applies now. */
-  async purgeRequest(user: Principal, body: unknown): Promise<number> {
+  /**
+   * POST /point-values/purge: superadmin; `before` deletes the listed points' (every point's) older
+   * values, else their retention applies now.
+   */
+  async purgeRequest(user: Principal, body: unknown): Promise<PurgeOutcome> {
     assertSuperadmin(user);
     const { xids, before } = checkBody(this.deps.validator, body);
-    if (before === undefined) {
-      if (xids !== undefined) throw DomainError.invalid('before', 'is required when xids are given');
-      return this.applyRetention();
-    }
+    if (before === undefined) return this.retentionNow(xids);
     return this.serialised(async () => {
-      const points = await this.deps.points.retention();
-      const byXid = new Map(points.map((p) => [p.xid, p.id]));
-      const problems: ValidationMessage[] = [];
-      xids?.forEach((xid, i) => {
-        if (!byXid.has(xid)) problems.push(validationMessage(`xids[${i}]`, 'Data point not found'));
-      });
-      if (problems.length > 0) throw DomainError.validation(problems);
-      const ids = xids === undefined ? points.map((p) => p.id) : xids.map((x) => byXid.get(x)!);
-      return this.purge(new Map(ids.map((id) => [id, before])), xids === undefined);
+      const ids = selected(await this.deps.points.retention(), xids).map((p) => p.id);
+      const deleted = await this.purge(new Map(ids.map((id) => [id, before])), xids === undefined);
+      return { deleted, points: ids.length, keptForever: 0 };
     });
   }
 
@@ -154,6 +165,18 @@ export class RetentionService {
     this.running = next.catch(() => undefined);
     return next;
   }
+}
+
+/** The listed points (every point without a list); an unknown XID is a 422 naming its place. */
+function selected(points: PointRetention[], xids: readonly string[] | undefined): PointRetention[] {
+  if (xids === undefined) return points;
+  const byXid = new Map(points.map((p) => [p.xid, p]));
+  const problems: ValidationMessage[] = [];
+  xids.forEach((xid, i) => {
+    if (!byXid.has(xid)) problems.push(validationMessage(`xids[${i}]`, 'Data point not found'));
+  });
+  if (problems.length > 0) throw DomainError.validation(problems);
+  return [...new Set(xids)].map((xid) => byXid.get(xid)!);
 }
 
 /** The body {"xids"?: [...], "before"?: ms or ISO 8601}: the schema, then the instant. */

@@ -157,6 +157,26 @@ export class UserService {
     });
   }
 
+  /**
+   * Start-up: gives users their username key where the migration could not (non-ASCII names) or
+   * another user held it. Returns the names still without one: they differ from another user's
+   * only in case (made before usernames were unique ignoring case), and still log in as they are.
+   */
+  async assignUsernameKeys(): Promise<string[]> {
+    const left: string[] = [];
+    for (const u of await this.repo.keyless()) {
+      if (!(await this.repo.assignKey(u.id, u.username))) left.push(u.username);
+    }
+    return left;
+  }
+
+  /** Usernames are unique ignoring case: 409 naming the user that holds the name in another case. */
+  private async assertUsernameFree(username: string, exceptId?: number): Promise<void> {
+    const [other] = await this.repo.namesLike(username, exceptId);
+    if (other === undefined) return;
+    throw DomainError.conflict(other === username ? USERNAME_IN_USE : `${USERNAME_IN_USE}: ${other} differs only in case`);
+  }
+
   async findById(id: number): Promise<UserRecord | undefined> {
     const user = await this.byId.get(id);
     if (user) this.idByUsername.set(user.username, user.id);
@@ -198,6 +218,7 @@ export class UserService {
     assertSuperadmin(actor);
     const input = this.validator.validate<UserInput>('user', body);
     if (input.password === undefined) throw DomainError.invalid('password', 'is required');
+    await this.assertUsernameFree(input.username);
     try {
       return await this.repo.insert({
         username: input.username,
@@ -223,6 +244,7 @@ export class UserService {
 
     const changes = await this.changesFrom(existing, input);
     if (self) await this.checkSelfService(actor, existing, input, changes);
+    if (changes.username !== undefined) await this.assertUsernameFree(changes.username, existing.id);
 
     const updated = await this.repo.update(existing.id, changes).catch((err: unknown) => {
       throw translateUniqueViolation(err);
@@ -325,6 +347,9 @@ function sameRoles(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && [...a].sort().join('\n') === [...b].sort().join('\n');
 }
 
+const USERNAME_IN_USE = 'Username is already in use';
+
+/** The unique indexes decide a race the check above cannot see (two instances creating at once). */
 function translateUniqueViolation(err: unknown): unknown {
-  return pgErrorCode(err) === PgErrorCode.UNIQUE_VIOLATION ? DomainError.conflict('Username is already in use') : err;
+  return pgErrorCode(err) === PgErrorCode.UNIQUE_VIOLATION ? DomainError.conflict(USERNAME_IN_USE) : err;
 }

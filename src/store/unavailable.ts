@@ -1,6 +1,7 @@
 // A store server that cannot be reached (stopped, restarting, network down) is not a bug of ours:
 // requests that need it are answered 503 with the error body, and succeed again once it is back.
 import { DomainError } from '../core/errors.js';
+import { isStoreTimeout } from './timeout.js';
 
 /** Node's socket errors that mean the server is not there (or went away mid-conversation). */
 const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'EPIPE']);
@@ -22,6 +23,7 @@ export function isStoreUnreachable(err: unknown, depth = 0): boolean {
   const { code, message, cause, errors } = err as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
   if (typeof code === 'string' && (SOCKET_CODES.has(code) || isUnavailableSqlState(code))) return true;
   if (typeof message === 'string' && LOST_CONNECTION.test(message)) return true;
+  if (isStoreTimeout(err)) return true; // a server that does not answer in time is as good as gone
   // Connecting to a name with several addresses fails with one error per address.
   if (Array.isArray(errors) && errors.length > 0 && errors.every((e) => isStoreUnreachable(e, depth + 1))) return true;
   return isStoreUnreachable(cause, depth + 1);
@@ -45,9 +47,9 @@ export function storeUnavailable(store: string, cause?: unknown): DomainError {
   return new DomainError('unavailable', `${store} is unavailable; try again shortly`, { retryAfterSeconds: RETRY_AFTER_SECONDS, cause });
 }
 
-/** Rethrows `err` as the store's 503 when it says the server is unreachable, else as it is. */
+/** Rethrows `err` as the store's 503 when it says the server is unreachable, else (and a DomainError) as it is. */
 export function rethrowUnavailable(store: string): (err: unknown) => never {
   return (err: unknown) => {
-    throw isStoreUnreachable(err) ? storeUnavailable(store, err) : err;
+    throw !(err instanceof DomainError) && isStoreUnreachable(err) ? storeUnavailable(store, err) : err;
   };
 }

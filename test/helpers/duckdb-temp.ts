@@ -70,6 +70,8 @@ export class SpyStore implements PointValueStore {
   readonly engine: PointValueStore['engine'];
   /** Set to let the write buffer run several appends at once (as QuestDB does). */
   appendConcurrency: number | undefined;
+  /** Set to give the write buffer a time-out, as a server store has (STORE_TIMEOUT_MS). */
+  timeoutMs: number | undefined;
   latestCalls = 0;
   appendCalls = 0;
   appendSizes: number[] = [];

@@ -1,12 +1,17 @@
 // A real outage for tests: the service reaches a server through this relay, which the test cuts (every
-// connection reset, new ones refused) and restores on the same port.
+// connection reset, new ones refused) and restores on the same port, or freezes (a server that is there
+// but silent, as under SIGSTOP: connections stay open and new ones are accepted, but no byte moves) and
+// thaws.
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
-/** A TCP relay to a server (PostgreSQL, QuestDB) that can be cut and restored on the same port. */
+/** A TCP relay to a server (PostgreSQL, QuestDB) that can be cut and restored, or frozen and thawed. */
 export class Relay {
   private server: Server | undefined;
   private readonly sockets = new Set<Socket>();
   private readonly upstreams = new Set<Socket>();
+  /** Each connection's two directions, to stop and start moving bytes. */
+  private readonly pipes = new Set<[Socket, Socket]>();
+  private frozen = false;
 
   constructor(
     readonly port: number,
@@ -23,12 +28,17 @@ export class Relay {
         [upstream, client],
       ] as const) {
         this.sockets.add(a);
+        const pipe: [Socket, Socket] = [a, b];
+        this.pipes.add(pipe);
         a.on('error', () => b.destroy());
         a.on('close', () => {
           this.sockets.delete(a);
+          this.pipes.delete(pipe);
           b.destroy();
         });
-        a.pipe(b);
+        // Frozen: accepted, but nothing is read from it until the thaw.
+        if (this.frozen) a.pause();
+        else a.pipe(b);
       }
     });
     await new Promise<void>((resolve, reject) => {
@@ -49,5 +59,26 @@ export class Relay {
     this.server = undefined;
     for (const socket of this.sockets) socket.destroy();
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+
+  /**
+   * The server is frozen: open connections stay open but carry nothing either way (what is sent
+   * waits in the sockets' buffers), and new connections are accepted but carry nothing either.
+   */
+  freeze(): void {
+    this.frozen = true;
+    for (const [a, b] of this.pipes) {
+      a.unpipe(b);
+      a.pause();
+    }
+  }
+
+  /** The server answers again: everything that waited is carried on. */
+  thaw(): void {
+    this.frozen = false;
+    for (const [a, b] of this.pipes) {
+      a.pipe(b);
+      a.resume();
+    }
   }
 }

@@ -4,7 +4,7 @@
 // counts the unacknowledged ones. The events WebSocket keeps the list current (an event leaves it
 // once it is both inactive and acknowledged); while it is down the list is reloaded every 10 s.
 import { get, put, type AlarmEvent, type List } from './api.js';
-import { byId, formatTime, h, say, sayError } from './dom.js';
+import { byId, formatTime, h, labelCells, say, sayError } from './dom.js';
 import { LiveSocket } from './live.js';
 
 const QUERY = '/events?or(eq(active,true),eq(acknowledged,false))&sort(-activeTimestamp)&limit(500)';
@@ -96,6 +96,7 @@ export function alarmsView(): AlarmsView {
   function render(): void {
     const rows = [...events.values()].filter(shown).sort((a, b) => b.activeTimestamp - a.activeTimestamp || b.id - a.id).map(row);
     body.replaceChildren(...rows);
+    labelCells(byId<HTMLTableElement>('alarms-table'));
     empty.hidden = rows.length > 0;
     empty.textContent = events.size === 0 ? 'No active or unacknowledged alarms.' : 'No alarm matches the filter.';
     const unacknowledged = [...events.values()].filter((e) => !e.acknowledged).length;

@@ -102,6 +102,13 @@ export interface PointValue {
   value: number | string | boolean | null;
 }
 
+/** Whether the point's source can read it now: on its current value (latest, WebSocket) and the point. */
+export interface Reliability {
+  unreliable?: boolean;
+  unreliableSince?: number | null;
+  unreliableReason?: string | null;
+}
+
 export function cookie(name: string): string | undefined {
   for (const part of document.cookie.split(';')) {
     const eq = part.indexOf('=');

@@ -3,7 +3,7 @@
 // live value (point-values-live.ts), sets it (set-value.ts), opens the trend, the logging and
 // retention settings (point-settings.ts), the editor and the event detectors (editors.ts).
 import { get, put, rqlQuery, type DataPoint, type DataSource, type List, type User } from './api.js';
-import { byId, field, formatTime, h, say, sayError } from './dom.js';
+import { byId, field, formatTime, h, labelCells, say, sayError } from './dom.js';
 import { editors } from './editors.js';
 import { pointSettings } from './point-settings.js';
 import { PointValuesLive } from './point-values-live.js';
@@ -23,7 +23,10 @@ export function browseView(openTrend: (xids: string[]) => void, user: () => User
   const pointsStatus = byId('points-status');
   const settings = pointSettings(() => void loadPoints());
   const liveValues = new PointValuesLive(byId('points-table'));
-  const setValue = setValuePanel((xid, v) => liveValues.show(xid, v));
+  const setValue = setValuePanel(
+    (xid, v) => liveValues.show(xid, v),
+    (xid) => liveValues.current(xid),
+  );
   const edit = editors(async () => {
     await Promise.all([loadSources(), loadPoints()]);
   });
@@ -34,6 +37,7 @@ export function browseView(openTrend: (xids: string[]) => void, user: () => User
     try {
       const list = await get<List<DataSource>>('/data-sources' + rqlQuery(field(sourcesFilter, 'rql')));
       sourcesBody.replaceChildren(...list.items.map(sourceRow));
+      labelCells(byId<HTMLTableElement>('sources-table'));
       say(sourcesStatus, `${list.items.length} of ${list.total} data sources`);
     } catch (err) {
       sayError(sourcesStatus, err);
@@ -97,6 +101,7 @@ export function browseView(openTrend: (xids: string[]) => void, user: () => User
     try {
       const list = await get<List<DataPoint>>('/data-points' + rqlQuery(field(pointsFilter, 'rql')));
       pointsBody.replaceChildren(...list.items.map(pointRow));
+      labelCells(byId<HTMLTableElement>('points-table'));
       liveValues.follow(list.items.map((p) => ({ xid: p.xid, unit: p.unit, dataType: p.pointLocator.dataType })));
       say(pointsStatus, `${list.items.length} of ${list.total} data points`);
     } catch (err) {

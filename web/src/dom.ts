@@ -70,3 +70,20 @@ export function sayRefused(status: HTMLElement, list: HTMLElement, err: unknown,
   if (err instanceof ApiError && err.messages.length > 0) say(status, `${what}: ${err.messages.length === 1 ? 'one problem' : `${err.messages.length} problems`} below`, 'error');
   else sayError(status, err);
 }
+
+/**
+ * Gives each body cell of a table its column's heading as data-label, which narrow screens show
+ * beside the cell when console.css lays the rows out as cards (table.cards). Cells under a heading
+ * that is only for screen readers (the actions) get none.
+ */
+export function labelCells(table: HTMLTableElement): void {
+  const headings = [...(table.tHead?.rows[0]?.cells ?? [])].map((th) => (th.querySelector('.sr-only') ? '' : (th.textContent ?? '').trim()));
+  for (const body of table.tBodies) {
+    for (const row of body.rows) {
+      [...row.cells].forEach((cell, i) => {
+        const label = headings[i];
+        if (label) cell.dataset.label = label;
+      });
+    }
+  }
+}

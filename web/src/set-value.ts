@@ -15,17 +15,31 @@ export function canSet(user: User | undefined, p: DataPoint): boolean {
   return (p.setPermission ?? []).some((r) => roles.has(r));
 }
 
-function control(p: DataPoint): HTMLInputElement | HTMLSelectElement {
-  switch (p.pointLocator.dataType) {
-    case 'BINARY':
-      return h('select', { name: 'value' }, h('option', { value: 'true' }, 'on (true)'), h('option', { value: 'false' }, 'off (false)'));
-    case 'NUMERIC':
-      return h('input', { name: 'value', type: 'number', step: 'any', required: true });
-    case 'MULTISTATE':
-      return h('input', { name: 'value', type: 'number', step: '1', required: true });
-    default:
-      return h('input', { name: 'value', type: 'text' });
+/** The states a multistate point names in its locator (virtual points), if any. */
+function statesOf(p: DataPoint): number[] {
+  const values = p.pointLocator.values;
+  return Array.isArray(values) ? values.filter((v): v is number => Number.isInteger(v)) : [];
+}
+
+/** The control for the point's data type, showing the current value when there is one. */
+function control(p: DataPoint, current: string | undefined): HTMLInputElement | HTMLSelectElement {
+  const states = statesOf(p);
+  let el: HTMLInputElement | HTMLSelectElement;
+  if (p.pointLocator.dataType === 'BINARY') {
+    el = h('select', { name: 'value' }, h('option', { value: 'true' }, 'on (true)'), h('option', { value: 'false' }, 'off (false)'));
+  } else if (p.pointLocator.dataType === 'MULTISTATE' && states.length > 0) {
+    el = h('select', { name: 'value' }, ...states.map((v) => h('option', { value: String(v) }, String(v))));
+  } else if (p.pointLocator.dataType === 'NUMERIC' || p.pointLocator.dataType === 'MULTISTATE') {
+    el = h('input', { name: 'value', type: 'number', step: p.pointLocator.dataType === 'NUMERIC' ? 'any' : '1', required: true });
+  } else {
+    el = h('input', { name: 'value', type: 'text' });
   }
+  if (current !== undefined && current !== 'null') {
+    el.value = current;
+    // A select without that option shows its first one rather than nothing.
+    if (el instanceof HTMLSelectElement && el.selectedIndex < 0) el.selectedIndex = 0;
+  }
+  return el;
 }
 
 function valueOf(p: DataPoint, raw: string): unknown {
@@ -34,7 +48,11 @@ function valueOf(p: DataPoint, raw: string): unknown {
   return raw;
 }
 
-export function setValuePanel(written: (xid: string, v: PointValue) => void): SetValue {
+/**
+ * `written` hears each value the service stored; `current` gives the value shown for a point (as
+ * text), which the form starts from.
+ */
+export function setValuePanel(written: (xid: string, v: PointValue) => void, current: (xid: string) => string | undefined = () => undefined): SetValue {
   const panel = byId('set-panel');
   const form = byId<HTMLFormElement>('set-form');
   const slot = byId('set-control');
@@ -70,11 +88,12 @@ export function setValuePanel(written: (xid: string, v: PointValue) => void): Se
     open(p) {
       point = p;
       byId('set-point').textContent = `${p.name} (${p.xid})`;
-      const input = control(p);
+      const input = control(p, current(p.xid));
       slot.replaceChildren(h('label', {}, `New value${p.unit ? ` (${p.unit})` : ''}`, input));
       say(status, '');
       messages.replaceChildren();
       panel.hidden = false;
+      panel.scrollIntoView({ block: 'nearest' });
       input.focus();
     },
   };

@@ -5,7 +5,8 @@
 // values to period statistics would mix two kinds of numbers). Opened from a point, the range fits
 // the points' history (a new point fills the chart instead of being a sliver at its right edge);
 // rollup periods start on clock boundaries in the browser's zone (truncate=true); a series with
-// few values is drawn with dots, so a lone value shows; the y axis names the points' units.
+// few values is drawn with dots, so a lone value shows; the y axis names the points' units. A
+// request that fails leaves an empty chart and its error, never the series of an earlier request.
 import uPlot from 'uplot';
 import { get, seg, type DataPoint, type List, type PointValue } from './api.js';
 import { byId, field, say, sayError } from './dom.js';
@@ -18,6 +19,8 @@ const FIT_MAX_MS = 7 * 86_400_000;
 const PERIOD_MS: Record<string, number> = { SECONDS: 1_000, MINUTES: 60_000, HOURS: 3_600_000 };
 /** A series with at most this many values in the chart also gets a dot per value. */
 const DOTS_UP_TO = 60;
+/** Room after the newest value, as a share of the range. */
+const EDGE_ROOM = 0.02;
 const COLORS = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#17becf', '#8c564b', '#e377c2'];
 const POLL_MS = 5_000;
 const ROLLUP_RELOAD_MS = 10_000;
@@ -74,12 +77,13 @@ export function trendView(): TrendView {
   let redrawTimer: number | undefined;
   let pollTimer: number | undefined;
   let reloadTimer: number | undefined;
-  let loading: Promise<void> | undefined;
+  /** The load in flight, and for which query (a new query never waits for an old one's). */
+  let loading: { query: Query; done: Promise<void> } | undefined;
   const subscribed = new Set<string>();
   /** Point names for the legend and units for the axis, by XID. */
   const names = new Map<string, string>();
   const units = new Map<string, string>();
-  /** The span of the "Fit to history" range, set when a trend is opened from points. */
+  /** The span of the "Fit to history" range, fitted to the points asked for at each apply. */
   let fitSpan = RANGES['1h']!;
 
   const live = new LiveSocket('point-value', {
@@ -87,9 +91,15 @@ export function trendView(): TrendView {
     onState: onLiveState,
   });
 
-  function readForm(): Query {
+  /** The XIDs named in the form, each once. */
+  function readXids(): string[] {
     const xids = [...new Set(field(form, 'xids').split(',').map((x) => x.trim()).filter((x) => x !== ''))];
     if (xids.length === 0) throw new Error('Name at least one point XID');
+    return xids;
+  }
+
+  function readForm(): Query {
+    const xids = readXids();
     const range = field(form, 'range');
     let span: number | undefined;
     let from: number;
@@ -136,11 +146,16 @@ export function trendView(): TrendView {
     q.from = Math.floor((q.from + offset) / step) * step - offset;
   }
 
-  /** Fetches the whole range again (a "last …" range moves to now first). */
-  function load(): Promise<void> {
-    loading ??= (async () => {
-      const q = query;
-      if (!q) return;
+  /**
+   * Fetches the whole range of the query shown again (a "last …" range moves to now first). A
+   * failure of its first load clears the chart and stops following it: its error stays on screen
+   * rather than earlier series under the new names; a failed reload keeps what is drawn.
+   */
+  function load(first = false): Promise<void> {
+    const q = query;
+    if (!q) return Promise.resolve();
+    if (loading?.query === q) return loading.done;
+    const done = (async () => {
       if (q.span !== undefined) {
         q.to = Date.now();
         q.from = q.to - q.span;
@@ -151,12 +166,18 @@ export function trendView(): TrendView {
         if (q !== query) return;
         align(q.xids.map((xid) => result[xid] ?? []));
         draw();
+        if (first) follow(q);
         describe();
       } catch (err) {
+        if (q !== query) return;
+        if (first) forget();
         sayError(status, err);
       }
-    })().finally(() => (loading = undefined));
-    return loading;
+    })().finally(() => {
+      if (loading?.query === q) loading = undefined;
+    });
+    loading = { query: q, done };
+    return done;
   }
 
   function align(series: PointValue[][]): void {
@@ -211,18 +232,21 @@ export function trendView(): TrendView {
         height: 360,
         ms: 1,
         // The x range follows the query (a "last …" range slides with live values).
-        scales: { x: { time: true, range: (): uPlot.Range.MinMax => [query?.from ?? null, query?.to ?? null] } },
+        // A little room after the newest value, so that a dot there is not cut by the frame.
+        scales: { x: { time: true, range: (): uPlot.Range.MinMax => (query ? [query.from, query.to + (query.to - query.from) * EDGE_ROOM] : [null, null]) } },
         series: [
           { label: 'Time' },
           ...q.xids.map((xid, i) => ({
             label: names.get(xid) ?? xid,
+            value: (_u: uPlot, v: number | null) => (v === null ? '--' : `${Number(v.toPrecision(6))}${units.has(xid) ? ` ${units.get(xid)}` : ''}`),
             stroke: COLORS[i % COLORS.length]!,
             width: 2,
             spanGaps: true,
             points: { show: (_u: uPlot, s: number) => countOf(ys[s - 1]) <= DOTS_UP_TO, size: 7, fill: COLORS[i % COLORS.length]! },
           })),
         ],
-        axes: [{}, { label: axisUnits(q.xids), size: 60 }],
+        // x: ticks far enough apart that the first label (with the date) does not run into the next.
+        axes: [{ space: 80 }, { label: axisUnits(q.xids), size: 60 }],
       };
       plot = new uPlot(options, data, chartEl);
     } else {
@@ -244,8 +268,8 @@ export function trendView(): TrendView {
     return [...new Set(xids.map((x) => units.get(x) ?? '').filter((u) => u !== ''))].join(', ');
   }
 
-  /** A range that shows the points' whole history (up to a week) when it is shorter than the range chosen. */
-  async function fitToHistory(xids: string[]): Promise<void> {
+  /** The span that shows the points' whole history: at least a minute, at most a week. */
+  async function fitSpanOf(xids: string[]): Promise<number> {
     const now = Date.now();
     let oldest = now;
     const from = new Date(now - FIT_MAX_MS).toISOString();
@@ -259,9 +283,7 @@ export function trendView(): TrendView {
         }
       }),
     );
-    fitSpan = Math.min(FIT_MAX_MS, Math.max(FIT_MIN_MS, Math.ceil((now - oldest) * 1.05)));
-    (form.elements.namedItem('range') as HTMLSelectElement).value = 'fit';
-    syncControls();
+    return Math.min(FIT_MAX_MS, Math.max(FIT_MIN_MS, Math.ceil((now - oldest) * 1.05)));
   }
 
   function describe(): void {
@@ -269,7 +291,8 @@ export function trendView(): TrendView {
     if (!q) return;
     const how = q.rollup === 'NONE' ? 'raw values' : `${q.rollup} per ${q.timePeriods ?? 1} ${q.timePeriodType ?? ''}`.trim();
     const liveText = q.span === undefined ? 'fixed range' : live.state === 'open' ? 'live' : `polling every ${POLL_MS / 1000} s (live updates unavailable)`;
-    say(status, `${chartEl.dataset.points ?? 0} values, ${how}, ${liveText}`);
+    const count = Number(chartEl.dataset.points ?? 0);
+    say(status, `${count} ${count === 1 ? 'value' : 'values'}, ${how}, ${liveText}`);
   }
 
   function onLiveMessage(msg: unknown): void {
@@ -281,12 +304,14 @@ export function trendView(): TrendView {
       return;
     }
     const q = query;
-    if (!q || q.span === undefined || payload.event !== 'UPDATE' || typeof payload.xid !== 'string') return;
+    const event = payload.event;
+    if (!q || q.span === undefined || (event !== 'UPDATE' && event !== 'REGISTERED') || typeof payload.xid !== 'string') return;
     const index = q.xids.indexOf(payload.xid);
-    const value = payload.value as PointValue | undefined;
+    const value = payload.value as PointValue | undefined | null;
     if (index < 0 || !value || typeof value.timestamp !== 'number') return;
-    if (q.rollup === 'NONE') append(index, value.timestamp, chartValue(value.value));
-    else reloadTimer ??= window.setTimeout(() => void load().finally(() => (reloadTimer = undefined)), ROLLUP_RELOAD_MS);
+    if (q.rollup === 'NONE') {
+      if (value.timestamp >= q.from) append(index, value.timestamp, chartValue(value.value));
+    } else if (event === 'UPDATE') reloadTimer ??= window.setTimeout(() => void load().finally(() => (reloadTimer = undefined)), ROLLUP_RELOAD_MS);
   }
 
   function onLiveState(state: LiveState): void {
@@ -305,7 +330,7 @@ export function trendView(): TrendView {
       if (!wanted.has(xid) && live.send({ xid, eventTypes: [] })) subscribed.delete(xid);
     }
     for (const xid of wanted) {
-      if (!subscribed.has(xid) && live.send({ xid, eventTypes: ['UPDATE'] })) subscribed.add(xid);
+      if (!subscribed.has(xid) && live.send({ xid, eventTypes: ['REGISTERED', 'UPDATE'] })) subscribed.add(xid);
     }
   }
 
@@ -336,19 +361,54 @@ export function trendView(): TrendView {
   async function apply(): Promise<void> {
     let q: Query;
     try {
+      const wanted = readXids();
+      // "Fit to history" is fitted to the points asked for now, however the form was filled.
+      if (field(form, 'range') === 'fit') fitSpan = await fitSpanOf(wanted);
       q = readForm();
     } catch (err) {
       sayError(status, err);
       return;
     }
     query = q;
+    // Nothing of an earlier query stays drawn under this one's names.
+    clearChart();
+    xs = [];
+    ys = q.xids.map(() => []);
     say(status, 'Loading…');
     await loadNames(q.xids);
     if (query !== q) return;
+    await load(true);
+  }
+
+  /**
+   * Follows a query whose first load answered (so its points exist and may be read): live values of
+   * a "last …" range, polling while the socket is down. REGISTERED brings each point's current value,
+   * which covers what changed between the load and the subscription.
+   */
+  function follow(q: Query): void {
     if (q.span !== undefined) live.start();
     syncSubscriptions();
     updatePolling();
-    await load();
+  }
+
+  /** Stops following the query shown (its chart is already clear). */
+  function forget(): void {
+    query = undefined;
+    syncSubscriptions();
+    updatePolling();
+    window.clearTimeout(reloadTimer);
+    reloadTimer = undefined;
+  }
+
+  function clearChart(): void {
+    window.clearTimeout(redrawTimer);
+    redrawTimer = undefined;
+    plot?.destroy();
+    plot = undefined;
+    plotXids = '';
+    chartEl.replaceChildren();
+    delete chartEl.dataset.points;
+    delete chartEl.dataset.first;
   }
 
   function syncControls(): void {
@@ -369,20 +429,15 @@ export function trendView(): TrendView {
   return {
     show(xids) {
       (form.elements.namedItem('xids') as HTMLInputElement).value = xids.join(',');
-      void fitToHistory(xids).then(apply);
+      (form.elements.namedItem('range') as HTMLSelectElement).value = 'fit';
+      syncControls();
+      void apply();
     },
     stop() {
-      query = undefined;
+      forget();
       live.stop();
       subscribed.clear();
-      updatePolling();
-      window.clearTimeout(reloadTimer);
-      reloadTimer = undefined;
-      plot?.destroy();
-      plot = undefined;
-      plotXids = '';
-      chartEl.replaceChildren();
-      delete chartEl.dataset.points;
+      clearChart();
     },
   };
 }

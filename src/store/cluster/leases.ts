@@ -8,6 +8,7 @@
 // another instance): `onLost` tells the owner to stop everything it ran under them.
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { rethrowUnavailable } from '../unavailable.js';
 
 export type LeaseKind = 'source' | 'detectors';
 
@@ -33,6 +34,9 @@ export function localLeases(): Leases {
 }
 
 const RECONNECT_MS = 1_000;
+
+/** The leases live on the metadata server: a lost connection there is its 503, as for any query. */
+const unavailable = rethrowUnavailable('The metadata store');
 
 export async function postgresLeases(o: { url: string; installation: string; log: Logger }): Promise<Leases> {
   const held = new Set<string>();
@@ -93,7 +97,7 @@ export async function postgresLeases(o: { url: string; installation: string; log
         const { rows } = await c.query<{ ok: boolean }>('SELECT pg_try_advisory_lock(hashtext($1), $2) AS ok', [space(kind), id]);
         if (rows[0]?.ok && client === c) held.add(key(kind, id));
         return held.has(key(kind, id));
-      });
+      }).catch(unavailable);
     },
     release(kind, id) {
       return serial(async () => {

@@ -5,6 +5,7 @@
 // applied everything committed and reads the tails again.
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { isStoreTimeout } from '../timeout.js';
 
 export interface WriterTurn {
   /** Another instance wrote the store since this instance's last turn. */
@@ -25,6 +26,11 @@ export interface WriterLockOptions {
   /** The store's name among the installation's (e.g. questdb:point_values). */
   name: string;
   log: Logger;
+  /**
+   * STORE_TIMEOUT_MS: each statement (the wait for the lock included) and the connection attempt. A
+   * connection whose statement timed out is closed, so the server frees any lock it holds or would get.
+   */
+  timeoutMs?: number;
 }
 
 export function postgresWriterLock(o: WriterLockOptions): WriterLock {
@@ -38,10 +44,14 @@ export function postgresWriterLock(o: WriterLockOptions): WriterLock {
       connectionString: o.url,
       application_name: `device-data-service writer ${process.pid}`,
       keepAlive: true,
+      ...(o.timeoutMs !== undefined ? { query_timeout: o.timeoutMs, connectionTimeoutMillis: o.timeoutMs } : {}),
       ...(o.schema ? { options: `-c search_path=${o.schema}` } : {}),
     });
     // A lost connection frees the lock; the next turn connects again.
-    c.on('error', (err) => o.log.warn({ err }, 'writer lock: connection lost'));
+    c.on('error', (err) => {
+      o.log.warn({ err }, 'writer lock: connection lost');
+      if (client === c) client = undefined;
+    });
     c.on('end', () => {
       if (client === c) client = undefined;
     });
@@ -50,10 +60,20 @@ export function postgresWriterLock(o: WriterLockOptions): WriterLock {
     return c;
   };
 
+  /** Ends a connection left in an unknown state by a time-out; the next turn connects again. */
+  const dropIfTimedOut = (c: pg.Client, err: unknown): void => {
+    if (!isStoreTimeout(err)) return;
+    if (client === c) client = undefined;
+    void c.end().catch(() => undefined);
+  };
+
   const turn = async (): Promise<WriterTurn> => {
     if (closed) throw new Error('writer lock closed');
     const c = await connection();
-    await c.query('SELECT pg_advisory_lock(hashtext($1), 0)', [space]);
+    await c.query('SELECT pg_advisory_lock(hashtext($1), 0)', [space]).catch((err: unknown) => {
+      dropIfTimedOut(c, err);
+      throw err;
+    });
     try {
       const { rows } = await c.query<{ previous: string | null }>(
         `INSERT INTO value_store_writers AS w (name, instance) VALUES ($1, $2)
@@ -66,12 +86,14 @@ export function postgresWriterLock(o: WriterLockOptions): WriterLock {
         othersWrote: previous !== null && previous !== o.instanceId,
         release: async () => {
           await c.query('SELECT pg_advisory_unlock(hashtext($1), 0)', [space]).catch((err: unknown) => {
+            dropIfTimedOut(c, err);
             o.log.warn({ err }, 'writer lock: release failed');
           });
         },
       };
     } catch (err) {
-      await c.query('SELECT pg_advisory_unlock(hashtext($1), 0)', [space]).catch(() => undefined);
+      if (isStoreTimeout(err)) dropIfTimedOut(c, err);
+      else await c.query('SELECT pg_advisory_unlock(hashtext($1), 0)', [space]).catch((e: unknown) => dropIfTimedOut(c, e));
       throw err;
     }
   };

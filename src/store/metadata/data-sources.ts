@@ -29,6 +29,8 @@ export interface DataSourceRecord {
   lastErrorTimestamp: number | null;
   /** The source has recovered (or restarted) since lastError. */
   lastErrorCleared: boolean;
+  /** The instance running the source (INSTANCE_NAME of its lease holder); null when it runs nowhere. */
+  runningOn: string | null;
 }
 
 export const dataSourceResource: ResourceDef = {
@@ -40,9 +42,13 @@ export const dataSourceResource: ResourceDef = {
     enabled: { column: 't.enabled', type: 'boolean' },
     modelType: { column: 't.model_type', type: 'enum', values: DATA_SOURCE_TYPES },
     state: { column: 't.state', type: 'enum', values: DATA_SOURCE_STATES },
+    runningOn: { column: 't.running_on', type: 'string' },
   },
   tiebreak: 't.id',
 };
+
+/** setState's SQL for runningOn: a STOPPED source runs nowhere; otherwise it is left as it is. */
+const STOPPED_RUNS_NOWHERE = "case when $2 = 'STOPPED' then null else running_on end";
 
 export class DataSourcesRepository extends CrudRepository<DataSourceRecord> {
   constructor(db: Queryable) {
@@ -64,6 +70,7 @@ export class DataSourcesRepository extends CrudRepository<DataSourceRecord> {
         lastError: 't.last_error',
         lastErrorTimestamp: 't.last_error_ts',
         lastErrorCleared: 't.last_error_cleared',
+        runningOn: 't.running_on',
       },
       write: {
         xid: 'xid',
@@ -83,20 +90,31 @@ export class DataSourcesRepository extends CrudRepository<DataSourceRecord> {
   /**
    * Runtime state, written by the data source runtime. ERROR stamps the error now and opens it; any
    * other state keeps the text for diagnosis, marked cleared (stamped now if the text is new); no text
-   * forgets the error.
+   * forgets the error. STOPPED: the source runs nowhere, so runningOn is cleared.
    */
   async setState(id: number, state: DataSourceState, lastError: string | null, now = Date.now()): Promise<void> {
     if (lastError === null) {
-      await this.db.query('update data_sources set state = $2, last_error = null, last_error_ts = null, last_error_cleared = false where id = $1', [id, state]);
+      await this.db.query(`update data_sources set state = $2, running_on = ${STOPPED_RUNS_NOWHERE}, last_error = null, last_error_ts = null, last_error_cleared = false where id = $1`, [id, state]);
     } else if (state === 'ERROR') {
       await this.db.query('update data_sources set state = $2, last_error = $3, last_error_ts = $4, last_error_cleared = false where id = $1', [id, state, lastError, now]);
     } else {
       await this.db.query(
-        `update data_sources set state = $2, last_error_cleared = true,
+        `update data_sources set state = $2, running_on = ${STOPPED_RUNS_NOWHERE}, last_error_cleared = true,
            last_error_ts = case when last_error is distinct from $3 or last_error_ts is null then $4 else last_error_ts end, last_error = $3
          where id = $1`,
         [id, state, lastError, now],
       );
     }
+  }
+
+  /** The source runs on `instance` now (it took the lease). */
+  async setRunningOn(id: number, instance: string): Promise<void> {
+    await this.db.query('update data_sources set running_on = $2 where id = $1', [id, instance]);
+  }
+
+  /** `instance` handed the sources over; a name written since by the next holder is kept. */
+  async clearRunningOn(ids: readonly number[], instance: string): Promise<void> {
+    if (ids.length === 0) return;
+    await this.db.query('update data_sources set running_on = null where id = any($1::integer[]) and running_on = $2', [ids, instance]);
   }
 }

@@ -32,8 +32,9 @@ export async function loadMigrations(dir = migrationsDir): Promise<Migration[]> 
 export async function migrate(db: MetadataDb, migrations?: Migration[]): Promise<string[]> {
   const all = migrations ?? (await loadMigrations());
   return db.transaction(async (tx) => {
-    // Serialises concurrent starters on one server; a second starter sees the first one's work.
-    await tx.query('select pg_advisory_xact_lock(727001)');
+    // Serialises concurrent starters on one server; a second starter sees the first one's work. A script
+    // (exec), so the store time-out does not apply: another starter's migrations may rightly take long.
+    await tx.exec('select pg_advisory_xact_lock(727001)');
     await tx.query(
       'create table if not exists schema_migrations (version integer primary key, name text not null, applied_at timestamptz not null default now())',
     );

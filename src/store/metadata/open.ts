@@ -6,9 +6,9 @@ import { migrate } from './migrate.js';
 import { openPglite } from './pglite.js';
 import { openPostgres } from './postgres.js';
 
-export async function openMetadataDb(config: Pick<Config, 'databaseUrl' | 'databasePoolSize' | 'databaseSchema' | 'dataDir'>): Promise<MetadataDb> {
+export async function openMetadataDb(config: Pick<Config, 'databaseUrl' | 'databasePoolSize' | 'databaseSchema' | 'dataDir' | 'storeTimeoutMs'>): Promise<MetadataDb> {
   const db = config.databaseUrl
-    ? await openPostgres(config.databaseUrl, config.databasePoolSize, config.databaseSchema)
+    ? await openPostgres(config.databaseUrl, config.databasePoolSize, config.databaseSchema, config.storeTimeoutMs)
     : await openPglite(join(config.dataDir, 'metadata'));
   try {
     await migrate(db);

@@ -1,6 +1,7 @@
 // PostgreSQL server through a pg pool (DATABASE_URL).
 import pg from 'pg';
-import { isLostConnection, rethrowUnavailable } from '../unavailable.js';
+import { hearClientErrors, pgRead, pgTransaction } from '../pg-clients.js';
+import { rethrowUnavailable } from '../unavailable.js';
 import type { MetadataDb, Queryable, Row } from './db.js';
 
 /** int8 (counts, sums) as JS numbers, like PGlite does; our values stay far below 2^53. */
@@ -16,33 +17,32 @@ const unavailable = rethrowUnavailable('The metadata store');
 
 const isRead = (sql: string) => /^\s*select\b/i.test(sql);
 
-export async function openPostgres(url: string, poolSize: number, schema?: string): Promise<MetadataDb> {
-  const pool = new pg.Pool({
+/** pg honours a statement's own query_timeout (its types do not list it). */
+type TimedQuery = pg.QueryConfig & { query_timeout?: number };
+
+/**
+ * `timeoutMs` (STORE_TIMEOUT_MS) bounds each statement and each wait for a connection: a statement
+ * that times out closes its connection (it may still be running) and answers 503. Scripts (`exec`:
+ * the migrations at start) are not bounded: a migration may rightly take long.
+ */
+export async function openPostgres(url: string, poolSize: number, schema?: string, timeoutMs?: number): Promise<MetadataDb> {
+  const pool = hearClientErrors(new pg.Pool({
     connectionString: url,
     max: poolSize,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: timeoutMs ?? CONNECT_TIMEOUT_MS,
     application_name: 'device-data-service',
     types,
     // A per-test schema keeps parallel suites apart; production uses the default search_path.
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
-  });
-  // An idle client that loses its server must not crash the process; the next query reconnects.
-  pool.on('error', () => undefined);
+  }));
   if (schema) await pool.query(`create schema if not exists ${schema}`);
   // A lost server surfaces as the store's 503 (DomainError 'unavailable'); the pool reconnects later.
   const on = (c: pg.Pool | pg.PoolClient): Queryable => ({
     query: async <T extends Row>(text: string, values?: readonly unknown[]) => {
-      const run = () => c.query<T>(text, values ? [...values] : undefined);
-      // An idle pooled connection the server ended (a restart, an administrator) fails the first
-      // query sent on it; a read is safely sent again, on the next connection (broken ones are dropped).
-      const retries = c === pool && isRead(text) ? poolSize : 0;
-      for (let attempt = 0; ; attempt++) {
-        try {
-          return (await run()).rows;
-        } catch (err) {
-          if (attempt >= retries || !isLostConnection(err)) unavailable(err);
-        }
-      }
+      const statement: TimedQuery = { text, ...(values ? { values: [...values] } : {}), ...(timeoutMs !== undefined ? { query_timeout: timeoutMs } : {}) };
+      // A read is safely sent again when its connection was lost (a restart, an administrator).
+      const run = c === pool && isRead(text) ? pgRead<T>(pool, statement, poolSize + 1) : c.query<T>(statement);
+      return (await run.catch(unavailable)).rows;
     },
     exec: async (script: string) => {
       await c.query(script).catch(unavailable);
@@ -51,26 +51,11 @@ export async function openPostgres(url: string, poolSize: number, schema?: strin
   return {
     engine: 'postgresql',
     ...on(pool),
-    async transaction(fn) {
-      const client = await pool.connect().catch(unavailable);
-      // A connection whose rollback fails is discarded rather than handed to the next request.
-      let broken = false;
-      try {
-        await client.query('begin').catch(unavailable);
-        const result = await fn(on(client));
-        await client.query('commit').catch(unavailable);
-        return result;
-      } catch (err) {
-        await client.query('rollback').catch(() => {
-          broken = true;
-        });
-        throw err;
-      } finally {
-        client.release(broken);
-      }
-    },
+    // A connection lost mid-transaction is discarded and the transaction fails with the 503; one found
+    // dead at BEGIN is replaced. fn is not run twice: it may do more than send statements.
+    transaction: (fn) => pgTransaction(pool, (client) => fn(on(client))).catch(unavailable),
     ping: async () => {
-      await pool.query('select 1');
+      await pool.query<Row>({ text: 'select 1', ...(timeoutMs !== undefined ? { query_timeout: timeoutMs } : {}) } satisfies TimedQuery);
     },
     close: () => pool.end(),
   };

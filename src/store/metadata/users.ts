@@ -1,6 +1,7 @@
 // Users repository: the only place that knows the users table.
 import type { ResourceDef, SqlQueryParts } from '../../core/rql/index.js';
-import type { Queryable } from './db.js';
+import { usernameKey } from '../../core/username-key.js';
+import { PgErrorCode, pgErrorCode, type Queryable } from './db.js';
 import { countRows, pageRows, type ListSource } from './list.js';
 
 export interface UserRecord {
@@ -113,9 +114,9 @@ export class UsersRepository {
 
   async insert(user: NewUser): Promise<UserRecord> {
     const rows = await this.db.query<UserRow>(
-      `insert into users (username, email, name, password_hash, permissions, disabled, locale, timezone)
-       values ($1, $2, $3, $4, $5, $6, $7, $8) returning ${columns}`,
-      [user.username, user.email, user.name, user.passwordHash, user.permissions, user.disabled, user.locale, user.timezone],
+      `insert into users (username, username_key, email, name, password_hash, permissions, disabled, locale, timezone)
+       values ($1, $2, $3, $4, $5, $6, $7, $8, $9) returning ${columns}`,
+      [user.username, usernameKey(user.username), user.email, user.name, user.passwordHash, user.permissions, user.disabled, user.locale, user.timezone],
     );
     return fromRow(rows[0]!);
   }
@@ -129,6 +130,10 @@ export class UsersRepository {
       values.push(changes[key]);
       sets.push(`${column} = $${values.length}`);
     }
+    if (changes.username !== undefined) {
+      values.push(usernameKey(changes.username));
+      sets.push(`username_key = $${values.length}`);
+    }
     if (changes.passwordHash !== undefined) sets.push('last_password_change = now()');
     if (sets.length === 0) return this.findById(id);
     values.push(id);
@@ -137,6 +142,41 @@ export class UsersRepository {
       values,
     );
     return rows[0] && fromRow(rows[0]);
+  }
+
+  /**
+   * Other users whose names equal this one ignoring case: those holding its key, and those without a
+   * key (names made before the rule, or not yet keyed), compared here. Returns their usernames.
+   */
+  async namesLike(username: string, exceptId?: number): Promise<string[]> {
+    const key = usernameKey(username);
+    const rows = await this.db.query<{ id: number; username: string }>(
+      'select id, username from users where username_key = $1 or username_key is null order by id',
+      [key],
+    );
+    return rows.filter((r) => r.id !== exceptId && usernameKey(r.username) === key).map((r) => r.username);
+  }
+
+  /** Users without a username key, oldest first. */
+  async keyless(): Promise<{ id: number; username: string }[]> {
+    return this.db.query<{ id: number; username: string }>('select id, username from users where username_key is null order by id');
+  }
+
+  /** Gives the user its key unless another user holds it (then false; also when another instance just took it). */
+  async assignKey(id: number, username: string): Promise<boolean> {
+    const key = usernameKey(username);
+    try {
+      const rows = await this.db.query(
+        `update users set username_key = $1
+          where id = $2 and username = $3 and username_key is null and not exists (select 1 from users where username_key = $1)
+          returning id`,
+        [key, id, username],
+      );
+      return rows.length > 0;
+    } catch (err) {
+      if (pgErrorCode(err) === PgErrorCode.UNIQUE_VIOLATION) return false;
+      throw err;
+    }
   }
 
   async recordLogin(id: number): Promise<void> {

@@ -22,18 +22,21 @@ export interface ValueStoreSharing {
 
 /** `hooks`: the engine's logger and the durable-append hook (see ValueStoreHooks). */
 export async function openValueStore(
-  config: Pick<Config, 'dataDir' | 'values' | 'databaseUrl' | 'databaseSchema'>,
+  config: Pick<Config, 'dataDir' | 'values' | 'databaseUrl' | 'databaseSchema' | 'storeTimeoutMs'>,
   hooks: ValueStoreHooks = {},
   sharing?: ValueStoreSharing,
 ): Promise<PointValueStore> {
   const { engine, questdbIlp, questdbPg, questdbTable } = config.values;
+  // A server's every statement and request is bounded by the engine (its connection closed when the
+  // time-out fires); the wrapper bounds each call as the caller sees it (queues and locks included).
+  const timeoutMs = config.storeTimeoutMs;
   if (engine === 'postgres') {
     // loadConfig refuses VALUE_STORE=postgres without DATABASE_URL; a config built otherwise is a bug.
     if (!config.databaseUrl) throw new Error('VALUE_STORE=postgres needs DATABASE_URL');
-    const store = await openPostgresStore({ ...hooks, url: config.databaseUrl, ...(config.databaseSchema ? { schema: config.databaseSchema } : {}) });
+    const store = await openPostgresStore({ ...hooks, url: config.databaseUrl, timeoutMs, ...(config.databaseSchema ? { schema: config.databaseSchema } : {}) });
     // As for QuestDB, the cache stays exact from this instance's writes and the other instances'
     // announcements (services/cluster.ts); a server gone away answers 503.
-    return withUnavailableAsDomainError(withBucketCache(store), isStoreUnreachable);
+    return withUnavailableAsDomainError(withBucketCache(store), isStoreUnreachable, timeoutMs);
   }
   if (engine === 'questdb' && questdbIlp && questdbPg) {
     const store = await openQuestDbStore({
@@ -41,12 +44,13 @@ export async function openValueStore(
       ilp: questdbIlp,
       pg: questdbPg,
       table: questdbTable,
+      timeoutMs,
       ...(sharing ? { installation: sharing.installation } : {}),
       ...(sharing?.writerTurn ? { writerTurn: sharing.writerTurn } : {}),
     });
     // The cache stays exact from this instance's writes and the other instances' announcements
     // (services/cluster.ts). A server can go away: its failures become the store's 503.
-    return withUnavailableAsDomainError(withBucketCache(store), (err) => isStoreUnreachable(err) || isWalWaitFailure(err));
+    return withUnavailableAsDomainError(withBucketCache(store), (err) => isStoreUnreachable(err) || isWalWaitFailure(err), timeoutMs);
   }
   // The DuckDB file is this process's alone: every write passes the cache, which stays exact.
   return withBucketCache(await openDuckDbStore(join(config.dataDir, 'values'), { ...hooks, memoryLimit: config.values.duckdbMemoryLimit }));

@@ -75,6 +75,11 @@ export interface PointValueStore {
    * in call order and then waits for each to become visible (QuestDB) takes more, so waits overlap.
    */
   readonly appendConcurrency?: number;
+  /**
+   * A server engine's time-out per call (STORE_TIMEOUT_MS, unavailable-store.ts): reads wait no longer,
+   * and the write buffer answers its writers 503 after it. Absent for an embedded engine (DuckDB).
+   */
+  readonly timeoutMs?: number;
   append(batch: ValueBatch): Promise<void>;
   /** Newest first, at most `limit`. */
   latest(series: number, limit: number): Promise<StoredValue[]>;

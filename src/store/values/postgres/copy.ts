@@ -76,7 +76,9 @@ export async function copyIn(client: PoolClient, sql: string, chunks: readonly B
   const stream = client.query(copyFrom(sql));
   // Chunks are bounded (CHUNK_ROWS): written without waiting for drain, the batch is in memory anyway.
   await new Promise<void>((resolve, reject) => {
-    stream.once('error', reject);
+    // `on`, not `once`: a stream on a connection that breaks, or a COPY that timed out, may report more
+    // than one error (the time-out, then its closed connection).
+    stream.on('error', reject);
     stream.once('finish', resolve);
     for (const chunk of chunks) stream.write(chunk);
     stream.end();

@@ -1,6 +1,7 @@
 // Opening the PostgreSQL store: a pg pool on the server (in the schema, when given), the tables made
 // or checked under the partition lock, the partitions that exist, the current and next months.
 import pg from 'pg';
+import { hearClientErrors, pgTransaction } from '../../pg-clients.js';
 import { appendedHook, engineLogger, type ValueStoreHooks } from '../hooks.js';
 import { SCHEMA, SQL } from './sql.js';
 import { PostgresStore, type PostgresStoreOptions } from './store.js';
@@ -12,6 +13,11 @@ export interface OpenPostgresOptions extends PostgresStoreOptions, ValueStoreHoo
   schema?: string;
   /** Connections in the pool (default 8): reads run on several at once, writes on one at a time. */
   poolSize?: number;
+  /**
+   * STORE_TIMEOUT_MS: each statement (COPY included) and each connection attempt; a statement that
+   * times out closes its connection (pg's query_timeout). Unset: statements are not bounded.
+   */
+  timeoutMs?: number;
 }
 
 /** int8 (ts, bucket) as JS numbers: every stored instant is within ±8.64e15 < 2^53. */
@@ -39,19 +45,18 @@ export async function openPostgresStore(options: OpenPostgresOptions): Promise<P
   const { schema } = options;
   // The schema goes into a connection option and DDL, not a bind parameter: it must be a plain name.
   if (schema !== undefined && !IDENTIFIER.test(schema)) throw new RangeError(`not a plain schema name: "${schema}"`);
-  const pool = new pg.Pool({
+  const pool = hearClientErrors(new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? 8,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    connectionTimeoutMillis: options.timeoutMs ?? CONNECT_TIMEOUT_MS,
+    ...(options.timeoutMs !== undefined ? { query_timeout: options.timeoutMs } : {}),
     application_name: 'device-data-service values',
     types,
     // JIT compiles any statement the planner costs high, and a bucket recompute over many hours is
     // costed so (a lateral scan per hour) while it runs in milliseconds: compiling one over 167 hours
     // took ~300 ms where running it took 4 ms. Nothing here is an analytic scan JIT would speed up.
     options: `-c jit=off${schema ? ` -c search_path=${schema}` : ''}`,
-  });
-  // An idle client that loses its server must not crash the process; the next query reconnects.
-  pool.on('error', () => undefined);
+  }));
   try {
     if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`).catch(async (err: unknown) => {
       // Two instances creating it at once: one wins, the other finds it there.
@@ -63,18 +68,10 @@ export async function openPostgresStore(options: OpenPostgresOptions): Promise<P
     const seriesLockKey = lockKey(`${current}.point_values`);
     const partitionLockKey = lockKey(`${current}.point_values#partitions`);
     // Under the partition lock: instances starting together must not race on CREATE TABLE either.
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
+    await pgTransaction(pool, async (client) => {
       await client.query(SQL.lockPartitions, [partitionLockKey]);
       for (const sql of SCHEMA) await client.query(sql);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw err;
-    } finally {
-      client.release();
-    }
+    });
     const partitions = new Set((await pool.query<{ name: string }>(SQL.partitions)).rows.map((r) => r.name));
     const log = engineLogger(options.log, 'postgres');
     const store = new PostgresStore({ pool, seriesLockKey, partitionLockKey, partitions, options, log, appended: appendedHook(options.onAppended, log) });

@@ -10,6 +10,7 @@ import type pg from 'pg';
 import { bucketCeil, bucketOf } from '../aggregates.js';
 import { MAX_TS, sortRows, validate, type SortedRows } from '../sort.js';
 import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue, type ValueBatch } from '../types.js';
+import { pgRead, pgTransaction } from '../../pg-clients.js';
 import { concatBatches } from '../write-buffer.js';
 import { copyIn, encodeBinaryCopy } from './copy.js';
 import { createPartitionSql, monthOf, monthOfPartition, monthsOf, monthStart, partitionName, type MonthIndex } from './partitions.js';
@@ -50,6 +51,9 @@ interface TaskJob {
   reject(err: unknown): void;
 }
 type Job = AppendJob | TaskJob;
+
+/** Times a read is sent when the connections it went on were lost (the pool's idle ones may all be gone at once). */
+const READ_ATTEMPTS = 3;
 
 /** Clamps a query bound into the stored timestamp range, so it binds as a bigint (as DuckDB does). */
 function clampTs(t: number): number {
@@ -218,11 +222,13 @@ export class PostgresStore implements PointValueStore {
     await this.ensurePartitions(monthsOf(batch.ts, batch.length));
     const touched = touchedBuckets(batch, rows);
     const chunks = encodeBinaryCopy(batch, rows);
+    let staging: pg.PoolClient | undefined;
     await this.transaction(async (c) => {
+      staging = undefined;
       await c.query(SQL.lockSeries, [this.seriesLockKey, rows.segSeries]);
       if (!this.staged.has(c)) {
         await c.query(CREATE_STAGE);
-        this.staged.add(c);
+        staging = c;
       }
       await copyIn(c, SQL.copyStage, chunks);
       const firstTs = rows.segStart.map((k) => batch.ts[rows.perm[k]!]!);
@@ -230,25 +236,16 @@ export class PostgresStore implements PointValueStore {
       await c.query(probe[0]?.late === false ? SQL.insert : SQL.upsert);
       await c.query(SQL.recompute, [touched.series, touched.bucket]);
     });
+    // Only a committed CREATE leaves the table there: a rolled-back one makes it again next time.
+    if (staging) this.staged.add(staging);
   }
 
-  private async transaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
-    const c = await this.pool.connect();
-    // A connection whose rollback fails is discarded rather than handed out again.
-    let broken = false;
-    try {
-      await c.query('BEGIN');
-      const result = await fn(c);
-      await c.query('COMMIT');
-      return result;
-    } catch (err) {
-      await c.query('ROLLBACK').catch(() => {
-        broken = true;
-      });
-      throw err;
-    } finally {
-      c.release(broken);
-    }
+  /**
+   * Every write transaction only sends statements, so one whose connection was lost before COMMIT
+   * (nothing committed) runs once more on a new connection; after COMMIT was sent the loss is thrown.
+   */
+  private transaction<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    return pgTransaction(this.pool, fn, { rerunnable: true });
   }
 
   private async deleteNow(series: number, from: number, to: number): Promise<number> {
@@ -300,20 +297,25 @@ export class PostgresStore implements PointValueStore {
   // ---- reads: the pool ----
 
   async seriesBefore(before: number): Promise<number[]> {
-    const { rows } = await this.pool.query<{ series: number }>(SQL.seriesBefore, [clampTs(before)]);
+    const { rows } = await this.read<{ series: number }>(SQL.seriesBefore, [clampTs(before)]);
     return rows.map((r) => r.series);
+  }
+
+  /** A read, sent again on another connection when the server had ended the one it went on. */
+  private read<T extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<T>> {
+    return pgRead<T>(this.pool, { text, values }, READ_ATTEMPTS);
   }
 
   async latest(series: number, limit: number): Promise<StoredValue[]> {
     const n = Math.max(0, Math.floor(limit));
     if (n === 0) return [];
-    const { rows } = await this.pool.query<ValueRow>(SQL.latest, [series, n]);
+    const { rows } = await this.read<ValueRow>(SQL.latest, [series, n]);
     return rows.map(toStored);
   }
 
   async valueAt(series: number, t: number): Promise<StoredValue | undefined> {
     if (Number.isNaN(t)) return undefined;
-    const { rows } = await this.pool.query<ValueRow>(SQL.valueAt, [series, clampTs(Math.floor(t))]);
+    const { rows } = await this.read<ValueRow>(SQL.valueAt, [series, clampTs(Math.floor(t))]);
     return rows[0] && toStored(rows[0]);
   }
 
@@ -324,7 +326,7 @@ export class PostgresStore implements PointValueStore {
     let left = limit === undefined ? Infinity : Math.max(0, Math.floor(limit));
     while (lo < hi && left > 0) {
       const want = Math.min(this.pageSize, left);
-      const { rows } = await this.pool.query<ValueRow>(SQL.range, [series, lo, hi, want]);
+      const { rows } = await this.read<ValueRow>(SQL.range, [series, lo, hi, want]);
       if (rows.length > 0) yield rows.map(toStored);
       if (rows.length < want) return;
       left -= rows.length;
@@ -336,7 +338,7 @@ export class PostgresStore implements PointValueStore {
     const lo = bucketCeil(clampTs(from));
     const hi = bucketCeil(clampTs(to));
     if (lo >= hi) return [];
-    const { rows } = await this.pool.query<HourlyRow>(SQL.buckets, [series, lo, hi]);
+    const { rows } = await this.read<HourlyRow>(SQL.buckets, [series, lo, hi]);
     return rows.map((r) => ({
       start: r.bucket * BUCKET_MS,
       count: r.count,

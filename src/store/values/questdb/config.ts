@@ -13,6 +13,11 @@ export interface QuestDbStoreOptions extends ValueStoreHooks {
   applyTimeoutMs?: number;
   /** PG-wire pool size; default 4. */
   poolSize?: number;
+  /**
+   * STORE_TIMEOUT_MS: each PG-wire query and connection attempt (the connection closed when it fires),
+   * and an ILP request's time-out unless the ILP configuration sets request_timeout. Default 10 s.
+   */
+  timeoutMs?: number;
   /** The installation (metadata store) id that must own the table (owner.ts); unset: no ownership check. */
   installation?: string;
   /** Instances sharing the table take turns at writing it (store.ts, WriterTurn); unset: alone. */

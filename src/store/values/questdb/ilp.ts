@@ -220,10 +220,11 @@ const MIN_THROUGHPUT_BYTES_PER_S = 100 * 1024;
 
 /**
  * ILP over HTTP(S) for the configuration string (QUESTDB_ILP): addr, username/password (Basic) or token
- * (Bearer), tls_verify/tls_ca, request_timeout (ms) and request_min_throughput (bytes/s). Keep-alive
- * connections; no retry (a failed write is the caller's to retry: dedup makes that harmless).
+ * (Bearer), tls_verify/tls_ca, request_timeout (ms; default `defaultTimeoutMs`, the store's time-out) and
+ * request_min_throughput (bytes/s). Keep-alive connections; no retry (a failed write is the caller's
+ * to retry: dedup makes that harmless).
  */
-export function ilpTransport(ilp: string): IlpTransport {
+export function ilpTransport(ilp: string, defaultTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS): IlpTransport {
   const { schema, settings } = parseIlpConfig(ilp);
   const addr = settings.get('addr')!;
   const url = new URL(`${schema}://${addr.includes(':') ? addr : `${addr}:9000`}/write?precision=u`);
@@ -232,7 +233,7 @@ export function ilpTransport(ilp: string): IlpTransport {
   const username = settings.get('username');
   if (token) headers.authorization = `Bearer ${token}`;
   else if (username) headers.authorization = `Basic ${Buffer.from(`${username}:${settings.get('password') ?? ''}`).toString('base64')}`;
-  const timeoutMs = positive(settings.get('request_timeout')) ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const timeoutMs = positive(settings.get('request_timeout')) ?? defaultTimeoutMs;
   const throughput = positive(settings.get('request_min_throughput')) ?? MIN_THROUGHPUT_BYTES_PER_S;
   const https = schema === 'https';
   const agent = https

@@ -2,12 +2,15 @@
 // against the server, the table claimed for the installation, then handed to initQuestDbStore.
 import pg from 'pg';
 import { ConfigError } from '../../../config.js';
+import { hearClientErrors } from '../../pg-clients.js';
 import { engineLogger } from '../hooks.js';
 import { DEFAULT_TABLE, validateTableName, type QuestDbStoreOptions } from './config.js';
 import { ilpTransport } from './ilp.js';
 import { checkIlpServer } from './negotiate.js';
 import { claimTable } from './owner.js';
 import { initQuestDbStore, type QuestDbStore } from './store.js';
+
+const DEFAULT_TIMEOUT_MS = 10_000;
 
 /**
  * Opens the store: checks the ILP side (the server's /settings) and the PG-wire side answer, claims
@@ -21,12 +24,12 @@ export async function openQuestDbStore(options: QuestDbStoreOptions): Promise<Qu
   await checkIlpServer(options.ilp, log).catch((err: unknown) => {
     throw err instanceof ConfigError ? err : new ConfigError(`QUESTDB_ILP: cannot reach the QuestDB server: ${(err as Error).message}`);
   });
-  // A server that does not answer is unavailable (503) after these, never waited on for ever.
-  const pool = new pg.Pool({ connectionString: options.pg, max: options.poolSize ?? 4, connectionTimeoutMillis: 10_000, query_timeout: 60_000 });
-  // An idle client that loses its server must not crash the process; the next query reconnects.
-  pool.on('error', () => undefined);
+  // A server that does not answer is unavailable (503) after these, never waited on for ever; a query
+  // that timed out closes its connection (its answer may still come).
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const pool = hearClientErrors(new pg.Pool({ connectionString: options.pg, max: options.poolSize ?? 4, connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs }));
   const query = async <T extends object>(text: string) => (await pool.query(text)).rows as T[];
-  const ilp = ilpTransport(options.ilp);
+  const ilp = ilpTransport(options.ilp, timeoutMs);
   try {
     await query('SELECT 1').catch((err: unknown) => {
       throw new ConfigError(`QUESTDB_PG: cannot query the QuestDB server: ${(err as Error).message}`);
