@@ -5,6 +5,7 @@ import { forgedTokenBench } from './forged-token.js';
 import { bounded } from './bounded.js';
 import { historian } from './historian.js';
 import { jsonDepth } from './json-depth.js';
+import { importBench } from './import.js';
 import type { Benchmark } from './lib/benchmark.js';
 import { loginBench } from './login.js';
 import { modbus } from './modbus.js';
@@ -14,4 +15,4 @@ import { rqlList } from './rql-list.js';
 import { startup } from './startup.js';
 import { websocketBench } from './websocket.js';
 
-export const benchmarks: readonly Benchmark[] = [startup, loginBench, requests, forgedTokenBench, rqlList, historian, retention, bounded, jsonDepth, modbus, websocketBench];
+export const benchmarks: readonly Benchmark[] = [startup, loginBench, requests, forgedTokenBench, rqlList, historian, retention, importBench, bounded, jsonDepth, modbus, websocketBench];

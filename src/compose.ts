@@ -150,7 +150,11 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
   });
   // Saving a source (or one of its points) restarts it; the API answers once it has (re)started.
   dataSources.onChange({ sourceSaved: (ds) => runtime.sourceSaved(ds), sourceDeleted: (ds) => runtime.sourceDeleted(ds) });
-  dataPoints.onChange({ pointChanged: (p) => runtime.pointChanged(p) });
+  dataPoints.onChange({
+    pointChanged: (p) => runtime.pointChanged(p),
+    // An import: each source restarts once (a saved one has already).
+    pointsChanged: (ps, savedSources) => runtime.pointsChanged(ps.filter((p) => !savedSources.has(p.dataSourceId))),
+  });
   // A set value goes to the device through the instance that runs its source (device-writes.ts).
   pointValues.setDeviceWriter(deviceWriterAcross(cluster.channel, runtime, log));
   const detectors = new DetectorRuntime({ events, detectors: eventDetectors, points: dataPoints, sources: dataSources, bus: pointValues.bus, log });
@@ -161,6 +165,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     tokens,
     events,
     pointChanged: (id, oldXid) => void detectors.pointChangedElsewhere(id, oldXid),
+    pointsChanged: (ids) => void detectors.pointsChangedElsewhere(ids),
   }, log);
   // Changes made here reach the other instances: their caches, their sources' runs, their detectors.
   const sourceChanged = (id: number) => channel.publish('source', String(id));
@@ -168,6 +173,10 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     pointChanged(p) {
       link.pointChanged(p);
       sourceChanged(p.dataSourceId);
+    },
+    pointsChanged(ps, savedSources) {
+      link.pointsChanged(ps);
+      for (const id of new Set(ps.map((p) => p.dataSourceId))) if (!savedSources.has(id)) sourceChanged(id);
     },
   });
   dataSources.onChange({
@@ -178,7 +187,14 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     },
   });
   const detectorChanged = (d: { id: number }) => channel.publish('detector', String(d.id));
-  eventDetectors.onChange({ detectorCreated: detectorChanged, detectorUpdated: detectorChanged, detectorDeleted: detectorChanged });
+  eventDetectors.onChange({
+    detectorCreated: detectorChanged,
+    detectorUpdated: detectorChanged,
+    detectorDeleted: detectorChanged,
+    detectorsSaved(saved) {
+      for (let i = 0; i < saved.length; i += DETECTORS_PART) channel.publish('detectors', JSON.stringify(saved.slice(i, i + DETECTORS_PART).map((d) => d.saved.id)));
+    },
+  });
   channel.subscribe('source', (body) => {
     const id = Number(body);
     events.forgetPermissions();
@@ -190,6 +206,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     runtime.sourceReleasedElsewhere(id, from);
   });
   channel.subscribe('detector', (body) => void detectors.detectorChangedElsewhere(Number(body)));
+  channel.subscribe('detectors', (body) => void detectors.detectorsChangedElsewhere(JSON.parse(body) as number[]));
   const leader = await runDetectorsOnOneInstance(detectors, leases, log);
   return {
     config,
@@ -225,6 +242,9 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     },
   };
 }
+
+/** Detector ids per `detectors` message (an import's), well under a NOTIFY payload. */
+const DETECTORS_PART = 500;
 
 /** A source-free message: the source's id and the instance that let it go (a bare id from older versions). */
 function sourceFree(body: string): { id?: number; from?: string } {

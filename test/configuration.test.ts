@@ -151,6 +151,41 @@ for (const engine of metadataEngines()) {
       assert.equal((await adminB.get(`${DS}/cfg-new-source`)).status, 404);
     });
 
+    it('restarts an enabled source once per import however many of its points it brings, and the imported detectors watch at once', async () => {
+      const source = { xid: 'cfg-many', name: 'Many', modelType: 'VIRTUAL', enabled: true, updatePeriods: 1, updatePeriodType: 'HOURS' };
+      await created(adminA, DS, source);
+      const starts = async () => {
+        const res = await adminA.get<string>('/metrics');
+        assert.equal(res.status, 200, res.text);
+        const line = res.text.split('\n').find((l) => /^dds_data_source_starts_total\{[^}]*source="cfg-many"/.test(l));
+        return Number(line?.split(' ').pop() ?? 0);
+      };
+      const first = await starts();
+      assert.equal(first, 1, 'started once when created');
+      const POINTS = 300;
+      const points = Array.from({ length: POINTS }, (_, i) => ({
+        xid: `cfg-many-${i}`,
+        name: `Many ${i}`,
+        dataSourceXid: 'cfg-many',
+        pointLocator: { dataType: 'NUMERIC', changeType: 'NO_CHANGE', startValue: '1' },
+      }));
+      const detectors = Array.from({ length: 30 }, (_, i) => ({ xid: `cfg-many-high-${i}`, dataPointXid: `cfg-many-${i * 10}`, detectorType: 'HIGH_LIMIT', alarmLevel: 'URGENT', limit: 50 }));
+      // The source itself changed too: still one restart.
+      assert.deepEqual(await imported(adminA, { dataSources: [{ ...source, name: 'Many points' }], dataPoints: points, eventDetectors: detectors }), { created: POINTS + 30, updated: 1 });
+      assert.equal(await starts(), first + 1, 'one restart for the source and its 300 points');
+      assert.deepEqual(await imported(adminA, { dataPoints: points.map((p) => ({ ...p, name: `${p.name} (renamed)` })) }), { created: 0, updated: POINTS });
+      assert.equal(await starts(), first + 2, 'one restart for 300 changed points');
+      const running = await adminA.get<{ state: string }>(`${DS}/cfg-many`);
+      assert.equal(running.body.state, 'RUNNING');
+      // The detectors watch the imported points: a value above the limit raises an event.
+      const res = await adminA.post(PV, [{ xid: 'cfg-many-290', value: 99, timestamp: Date.now() }]);
+      assert.equal(res.status, 200, res.text);
+      await eventually('the imported detector raising an event', async () => {
+        const events = await adminA.get<{ items: { active: boolean }[] }>('/rest/latest/events?dataPointXid=cfg-many-290');
+        return events.body.items.some((e) => e.active) ? true : undefined;
+      });
+    });
+
     it('names every problem: an unknown source, a new user without password, a missing xid, an unknown kind, a repeated xid', async () => {
       const cases: [unknown, string[]][] = [
         [{ dataPoints: [{ xid: 'cfg-orphan', name: 'Orphan', dataSourceXid: 'no-such-source', pointLocator: { dataType: 'NUMERIC' } }] }, ['dataPoints[0].dataSourceXid']],

@@ -11,6 +11,7 @@ import { openPostgres } from '../src/store/metadata/postgres.js';
 import { SessionsRepository } from '../src/store/metadata/sessions.js';
 import { SettingsRepository } from '../src/store/metadata/settings.js';
 import { compileRql } from '../src/core/rql/index.js';
+import { dataPointResource, DataPointsRepository } from '../src/store/metadata/data-points.js';
 import { userResource, UsersRepository, type NewUser, type UserRecord } from '../src/store/metadata/users.js';
 import { announceEngines, dropSchema, metadataEngines, newSchemaName, removeDir, tempDir, testDatabaseUrl, type MetadataEngine } from './helpers/engines.js';
 
@@ -476,5 +477,75 @@ for (const engine of metadataEngines()) {
         assert.equal(rows[0]!.big, 9007199254740991);
       });
     });
+  });
+}
+
+// Long list windows go in keyset pages (store/metadata/list.ts): each batch after the first starts
+// after the last row read, by every sort key, NULLs and descending keys included.
+for (const engine of metadataEngines()) {
+  describe(`list pages by keyset (${engine})`, function () {
+    this.timeout(120_000);
+    let opened: OpenedDb;
+    let statements: string[];
+    let repo: DataPointsRepository;
+
+    before(async () => {
+      opened = await openFresh(engine);
+      await migrate(opened.db);
+      await opened.db.query(`insert into data_sources (xid, name, model_type) values ('S1', 'S1', 'VIRTUAL'), ('S2', 'S2', 'VIRTUAL')`);
+      // Ties on every key, a tag missing on a quarter of the points (NULL), two data types and units.
+      await opened.db.query(
+        `insert into data_points (xid, name, device_name, data_source_id, data_type, point_locator, tags, unit)
+         select 'P' || g, 'N' || (g % 37), 'd' || (g % 5), (select min(id) from data_sources) + g % 2,
+                case when g % 3 = 0 then 'BINARY' else 'NUMERIC' end, '{}'::jsonb,
+                case when g % 4 = 0 then '{}'::jsonb else jsonb_build_object('site', 's' || (g % 7)) end,
+                case when g % 2 = 0 then 'x' else '' end
+         from generate_series(1, 1500) g`,
+      );
+      statements = [];
+      const db = opened.db;
+      repo = new DataPointsRepository({
+        query: (text, values) => {
+          statements.push(text);
+          return db.query(text, values);
+        },
+        exec: (script) => db.exec(script),
+      });
+    });
+    after(() => opened?.dispose());
+
+    const queries = [
+      'sort(-tags.site,name)&limit(1400,7)',
+      'sort(tags.site,-name)&limit(1500)',
+      'sort(-dataType,-xid)&limit(100000)',
+      'sort(name)&limit(700,100)',
+      'limit(1499,1)',
+      'sort(-dataSourceXid,tags.site)&eq(unit,x)&limit(10000)',
+      'sort(-tags.site)&limit(1500)',
+      'sort(-enabled,-deviceName,tags.site)&limit(1500)',
+    ];
+    for (const rql of queries) {
+      it(`reads ${rql} as one ordered query would, with OFFSET in the first statement only`, async () => {
+        const q = compileRql(dataPointResource, rql);
+        statements.length = 0;
+        const got: number[] = [];
+        for await (const batch of repo.page(q)) for (const r of batch) got.push(r.id);
+        assert.ok(statements.length > 3, `${statements.length} statements`);
+        assert.ok(/offset/i.test(statements[0]!), 'the first batch skips the offset');
+        for (const text of statements.slice(1)) assert.doesNotMatch(text, /offset/i);
+        const n = q.values.length;
+        const want = await opened.db.query<{ id: number }>(
+          `select t.id from ${repo.source.from} where ${q.where} order by ${q.orderBy} limit $${n + 1} offset $${n + 2}`,
+          [...q.values, q.limit, q.offset],
+        );
+        assert.ok(want.length > 300, `${want.length} rows`);
+        assert.deepEqual(got, want.map((r) => r.id));
+        const [first] = await (async () => {
+          for await (const batch of repo.page(q)) return batch;
+          return [];
+        })();
+        assert.equal(Object.keys(first!).filter((k) => k.startsWith('__')).length, 0, 'no sort key columns in the records');
+      });
+    }
   });
 }

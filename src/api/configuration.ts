@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import { DomainError } from '../core/errors.js';
 import { caller } from '../http/auth.js';
 import { MiB, readJson } from '../http/body.js';
+import { sendChunks } from '../http/stream.js';
 import type { AppContext, AppState } from '../http/state.js';
 import { CONFIGURATION_KINDS, type ConfigurationKind, type ConfigurationService } from '../services/configuration.js';
 import type { Actor } from '../services/users.js';
@@ -33,9 +34,8 @@ export function configurationRouter(configuration: ConfigurationService): Router
   const router = new Router<AppState>({ prefix: '/configuration' });
 
   router.get('/export', async (ctx) => {
-    const text = await configuration.export(actor(ctx), includeOf(ctx));
-    ctx.type = 'application/json'; // before the body, or Koa would call a string text/plain
-    ctx.body = text;
+    // Streamed: the first chunk (after the first list read) is computed before the answer starts.
+    await sendChunks(ctx, 'application/json', configuration.export(actor(ctx), includeOf(ctx)));
   });
 
   router.post('/import', async (ctx) => {

@@ -31,9 +31,10 @@ export interface MetricsSources {
   events: Pick<EventService, 'list'>;
   tokens: Pick<TokenService, 'signatureVerifications'>;
   retention: Pick<RetentionService, 'purgedValues' | 'lastPurge'>;
-  /** Per-point warnings (unreadable messages), counted per source xid; the sources run here. */
+  /** Per-point warnings (unreadable messages) and driver starts, counted per source xid; the sources run here. */
   runtime: {
     readonly warnings: { readonly counts: ReadonlyMap<string, number> };
+    readonly starts: ReadonlyMap<string, number>;
     readonly runningHere: { readonly total: number; readonly faulted: number };
   };
 }
@@ -76,6 +77,19 @@ export class ServiceMetrics {
         for (const [source, n] of s.runtime.warnings.counts) {
           this.inc({ source }, n - (warned.get(source) ?? 0));
           warned.set(source, n);
+        }
+      },
+    });
+    const started = new Map<string, number>();
+    new Counter({
+      name: 'dds_data_source_starts_total',
+      help: 'Data source driver starts on this instance (at start-up, on a save of the source or of its points, on a take-over), by source xid, since start',
+      labelNames: ['source'],
+      registers,
+      collect() {
+        for (const [source, n] of s.runtime.starts) {
+          this.inc({ source }, n - (started.get(source) ?? 0));
+          started.set(source, n);
         }
       },
     });

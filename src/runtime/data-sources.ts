@@ -18,11 +18,15 @@
 // holder writes its name into the source (runningOn) when it takes the lease and clears it when it
 // hands the source over; each sweep also corrects what it says about the sources of this instance.
 import type { Logger } from 'pino';
+import { forEachLimited } from '../core/limited.js';
 import { DeviceWriteError, type DeviceValue } from '../services/point-values.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { DataSourceRecord, DataSourceState, DataSourceType } from '../store/metadata/data-sources.js';
 import { periodMs, type DriverContext, type DriverFactory, type ProducedValue, type SourceDriver } from './driver.js';
 import { PointWarnings, type WarningStore } from './point-warnings.js';
+
+/** Sources started or stopped at once (each costs store round trips; drivers do not wait for devices). */
+const START_CONCURRENCY = 8;
 
 /** What the runtime needs of the services (kept narrow: the runtime sees no HTTP and no SQL). */
 export interface RuntimeSources {
@@ -115,6 +119,8 @@ export class DataSourceRuntime {
   private readonly releasedBy = new Map<number, { from: string; at: number }>();
   /** Per-point warnings of every source run here (counts by source for /metrics). */
   readonly warnings: PointWarnings;
+  /** Driver starts here since start, by source XID (/metrics): a restart per save, not per point saved. */
+  readonly starts = new Map<string, number>();
 
   constructor(private readonly o: DataSourceRuntimeOptions) {
     this.warnings = new PointWarnings(o.points, o.log);
@@ -127,7 +133,7 @@ export class DataSourceRuntime {
 
   /** Starts every enabled source; marks the others STOPPED (a crash may have left them RUNNING). */
   async start(): Promise<void> {
-    await Promise.all((await this.o.sources.all()).map((ds) => this.enqueue(ds.id, () => this.restartNow(ds, false))));
+    await forEachLimited(await this.o.sources.all(), START_CONCURRENCY, (ds) => this.enqueue(ds.id, () => this.restartNow(ds, false)));
     if (this.leases.shared) {
       this.sweeper = setInterval(() => void this.sweep(), this.o.sweepMs ?? 2_000);
       this.sweeper.unref();
@@ -145,7 +151,7 @@ export class DataSourceRuntime {
       () => true,
       (err: unknown) => this.o.log.warn({ err }, 'data source runtime: clearing runningOn failed'),
     );
-    await Promise.all(ids.map((id) => this.stopNow(id, 'instance stopping', cleared === true)));
+    await forEachLimited(ids, START_CONCURRENCY, (id) => this.stopNow(id, 'instance stopping', cleared === true));
     await this.warnings.flush();
   }
 
@@ -222,6 +228,13 @@ export class DataSourceRuntime {
     });
   }
 
+  /** Many points changed at once (an import): each of their sources restarts once, with the new point list. */
+  async pointsChanged(points: readonly Pick<DataPointRecord, 'dataSourceId'>[]): Promise<void> {
+    const sources = new Set<number>();
+    for (const p of points) sources.add(p.dataSourceId);
+    for (const id of sources) await this.pointChanged({ dataSourceId: id });
+  }
+
   /**
    * Writes a set value through the point's source to its device. Resolves when the device accepted
    * it (at once for sources without a device) with what the device now holds (undefined: as given);
@@ -284,6 +297,7 @@ export class DataSourceRuntime {
       this.running.set(ds.id, r);
       await this.o.sources.setState(ds.id, 'RUNNING', ds.lastError);
       r.driver = factory(this.contextFor(r, points, unread));
+      this.starts.set(ds.xid, (this.starts.get(ds.xid) ?? 0) + 1);
       await r.driver.start();
     } catch (err) {
       // Not started (a store unavailable a moment): the lease goes back, so that a sweep, here or on

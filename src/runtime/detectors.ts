@@ -15,18 +15,19 @@
 import type { Logger } from 'pino';
 import type { DataPointListener } from '../services/data-points.js';
 import type { DataSourceListener } from '../services/data-sources.js';
-import type { EventDetectorListener } from '../services/event-detectors.js';
+import type { EventDetectorListener, SavedDetector } from '../services/event-detectors.js';
 import type { RaiseInput } from '../services/events.js';
 import type { LiveValue, PointValueBus } from '../services/point-value-bus.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { DataSourceRecord } from '../store/metadata/data-sources.js';
 import type { DetectorSettings, EventDetectorRecord } from '../store/metadata/event-detectors.js';
-import type { RtnCause, WatchedDetector } from '../store/metadata/events.js';
+import type { DetectorScope, RtnCause, WatchedDetector } from '../store/metadata/events.js';
 import type { StoredValue } from '../store/values/types.js';
 
 /** What the runtime needs of the event service: the detectors to watch, and their events. */
 export interface DetectorEvents {
-  watchedDetectors(scope: { pointId?: number; sourceId?: number; detectorId?: number }): Promise<WatchedDetector[]>;
+  /** The detectors in scope by id: after `afterId`, at most `limit`. */
+  watchedDetectors(scope: DetectorScope, afterId: number, limit: number): Promise<WatchedDetector[]>;
   openDetectorIds(detectorIds: readonly number[]): Promise<Set<number>>;
   raise(input: RaiseInput): Promise<unknown>;
   detectorsCleared(detectorIds: readonly number[], cause: RtnCause, ts?: number): Promise<void>;
@@ -57,6 +58,9 @@ interface Watch extends WatchedDetector {
 }
 
 const settings = (d: EventDetectorRecord): DetectorSettings => d.config as DetectorSettings;
+
+/** Detectors loaded per query: each page is a statement of its own (PGlite decodes rows on this thread). */
+const LOAD_PAGE = 100;
 
 /** Does the alarm condition hold for this value? In alarm, limits return only past resetLimit. */
 export function conditionHolds(d: EventDetectorRecord, value: number, inAlarm: boolean): boolean {
@@ -161,20 +165,33 @@ export class DetectorRuntime {
   // only the instance that runs the detectors acts on them, as its own listeners would have.
 
   /** A detector was created, redefined or deleted elsewhere. */
-  async detectorChangedElsewhere(id: number): Promise<void> {
+  detectorChangedElsewhere(id: number): Promise<void> {
+    return this.detectorsChangedElsewhere([id]);
+  }
+
+  /** Detectors were created, redefined or deleted elsewhere (an import there: all at once). */
+  async detectorsChangedElsewhere(ids: readonly number[]): Promise<void> {
     if (!this.running) return;
     this.enqueue(async () => {
-      const [fresh] = await this.deps.events.watchedDetectors({ detectorId: id });
-      const w = this.byId.get(id);
-      if (w && fresh && sameDefinition(fresh.detector, w.detector)) {
-        w.detector = fresh.detector;
-        return;
+      const fresh = new Map<number, WatchedDetector>();
+      for await (const page of this.pages({ detectorIds: ids })) for (const f of page) fresh.set(f.detector.id, f);
+      const ended: number[] = [];
+      const reload: number[] = [];
+      for (const id of ids) {
+        const w = this.byId.get(id);
+        const f = fresh.get(id);
+        if (w && f && sameDefinition(f.detector, w.detector)) {
+          w.detector = f.detector;
+          continue;
+        }
+        if (w || !f) {
+          this.unwatch(id);
+          ended.push(id);
+        }
+        if (f) reload.push(id);
       }
-      if (w || !fresh) {
-        this.unwatch(id);
-        await this.deps.events.detectorsCleared([id], 'SOURCE_DISABLED');
-      }
-      if (fresh) await this.load({ detectorId: id });
+      await this.deps.events.detectorsCleared(ended, 'SOURCE_DISABLED');
+      if (reload.length > 0) await this.load({ detectorIds: reload });
     });
     await this.idle();
   }
@@ -183,6 +200,13 @@ export class DetectorRuntime {
   async pointChangedElsewhere(pointId: number, oldXid: string): Promise<void> {
     if (!this.running) return;
     this.enqueue(() => this.pointChanged({ id: pointId, xid: oldXid }));
+    await this.idle();
+  }
+
+  /** Points were edited in place elsewhere (an import there: XIDs kept), all at once. */
+  async pointsChangedElsewhere(pointIds: readonly number[]): Promise<void> {
+    if (!this.running) return;
+    this.enqueue(() => this.reloadPoints(pointIds));
     await this.idle();
   }
 
@@ -216,12 +240,24 @@ export class DetectorRuntime {
         this.detectorGone(d.id);
         return this.idle();
       },
+      detectorsSaved: (saved) => {
+        if (!this.running) return;
+        this.detectorsSaved(saved);
+        return this.idle();
+      },
     });
     points.onChange({
       // Awaited by the API: the answer to a point edit comes once its detectors follow it.
       pointChanged: async (p) => {
         if (!this.running) return;
         this.enqueue(() => this.pointChanged(p));
+        await this.idle();
+      },
+      // An import: the saved sources' detectors reloaded with them (sourceSaved); the rest at once.
+      pointsChanged: async (points, savedSources) => {
+        if (!this.running) return;
+        const ids = points.filter((p) => !savedSources.has(p.dataSourceId)).map((p) => p.id);
+        if (ids.length > 0) this.enqueue(() => this.reloadPoints(ids));
         await this.idle();
       },
     });
@@ -247,6 +283,27 @@ export class DetectorRuntime {
     this.enqueue(() => this.load({ detectorId: d.id }));
   }
 
+  /**
+   * Saved at once (an import): a redefined detector's open episode ends; the others keep their state
+   * (one created beside its point may be watched already: its point's reload loaded it). Whatever is
+   * not watched yet loads in one query.
+   */
+  private detectorsSaved(changes: readonly SavedDetector[]): void {
+    const redefined: number[] = [];
+    const load: number[] = [];
+    for (const { saved, before } of changes) {
+      const w = this.byId.get(saved.id);
+      if (before && !sameDefinition(saved, before)) {
+        this.unwatch(saved.id);
+        redefined.push(saved.id);
+        load.push(saved.id);
+      } else if (w) w.detector = saved;
+      else load.push(saved.id);
+    }
+    if (redefined.length > 0) this.enqueue(() => this.deps.events.detectorsCleared(redefined, 'SOURCE_DISABLED'));
+    if (load.length > 0) this.enqueue(() => this.load({ detectorIds: load }));
+  }
+
   /** Deleted or redefined: stop watching it; its open episode ends (cause SOURCE_DISABLED). */
   private detectorGone(id: number): void {
     this.unwatch(id);
@@ -262,6 +319,15 @@ export class DetectorRuntime {
     const loaded = await this.load({ pointId: before.id });
     const ended = previous.filter((id) => !loaded.has(id));
     await this.deps.events.detectorsCleared(ended, 'SOURCE_DISABLED');
+  }
+
+  /** Points edited in place (XIDs kept): their detectors reload at once; those no longer live end. */
+  private async reloadPoints(pointIds: readonly number[]): Promise<void> {
+    const previous: number[] = [];
+    for (const id of pointIds) for (const w of this.byPoint.get(id) ?? []) previous.push(w.detector.id);
+    for (const id of previous) this.unwatch(id);
+    const loaded = await this.load({ pointIds });
+    await this.deps.events.detectorsCleared(previous.filter((id) => !loaded.has(id)), 'SOURCE_DISABLED');
   }
 
   private async sourceSaved(ds: DataSourceRecord): Promise<void> {
@@ -286,13 +352,28 @@ export class DetectorRuntime {
 
   // ---- watching -----------------------------------------------------------------------------
 
-  /** Watches the live detectors in scope with their state from the database; returns their ids. */
-  private async load(scope: { pointId?: number; sourceId?: number; detectorId?: number }): Promise<Set<number>> {
-    if (!this.running) return new Set();
-    const found = await this.deps.events.watchedDetectors(scope);
-    const open = await this.deps.events.openDetectorIds(found.map((f) => f.detector.id));
-    for (const f of found) this.watch(f, open.has(f.detector.id));
-    return new Set(found.map((f) => f.detector.id));
+  /** Watches the live detectors in scope with their state from the database, a page at a time; returns their ids. */
+  private async load(scope: DetectorScope): Promise<Set<number>> {
+    const ids = new Set<number>();
+    if (!this.running) return ids;
+    for await (const found of this.pages(scope)) {
+      if (!this.running) break;
+      const open = await this.deps.events.openDetectorIds(found.map((f) => f.detector.id));
+      for (const f of found) {
+        this.watch(f, open.has(f.detector.id));
+        ids.add(f.detector.id);
+      }
+    }
+    return ids;
+  }
+
+  private async *pages(scope: DetectorScope): AsyncGenerator<WatchedDetector[]> {
+    for (let after = 0; ; ) {
+      const page = await this.deps.events.watchedDetectors(scope, after, LOAD_PAGE);
+      if (page.length > 0) yield page;
+      if (page.length < LOAD_PAGE) return;
+      after = page[page.length - 1]!.detector.id;
+    }
   }
 
   private watch(f: WatchedDetector, inAlarm: boolean): void {

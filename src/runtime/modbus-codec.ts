@@ -106,7 +106,7 @@ export function planReads(points: readonly DataPointRecord[], options: PlanOptio
     const planned = byType.get(type);
     if (!planned) continue;
     planned.sort((a, b) => a.locator.offset - b.locator.offset);
-    requests.push(...(options.batching ? mergeRanges(type, planned, options) : planned.map((p) => single(type, p))));
+    for (const r of options.batching ? mergeRanges(type, planned, options) : planned.map((p) => single(type, p))) requests.push(r);
   }
   return requests;
 }

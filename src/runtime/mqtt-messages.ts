@@ -81,7 +81,7 @@ export class TopicRouter<T> {
   /** Items in the order they were added per filter; exact topics first. */
   route(topic: string): T[] {
     const found = [...(this.exact.get(topic) ?? [])];
-    for (const [filter, items] of this.wildcard) if (topicMatches(filter, topic)) found.push(...items);
+    for (const [filter, items] of this.wildcard) if (topicMatches(filter, topic)) for (const item of items) found.push(item);
     return found;
   }
 }

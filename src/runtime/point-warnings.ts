@@ -5,7 +5,11 @@
 // metadata write (or a log line) per message: each point's state is written at most once per
 // WRITE_INTERVAL_MS, the newest state winning.
 import type { Logger } from 'pino';
+import { forEachLimited } from '../core/limited.js';
 import type { DataPointRecord, PointWarning } from '../store/metadata/data-points.js';
+
+/** Warnings written at once when a source stops. */
+const FLUSH_CONCURRENCY = 8;
 
 export const WRITE_INTERVAL_MS = 5_000;
 
@@ -57,7 +61,7 @@ export class PointWarnings {
 
   /** Writes what is pending now (a source stopping). */
   async flush(): Promise<void> {
-    await Promise.all([...this.states.values()].map((s) => this.write(s)));
+    await forEachLimited([...this.states.values()], FLUSH_CONCURRENCY, (s) => this.write(s));
   }
 
   private update(point: DataPointRecord, sourceXid: string, warning: PointWarning): void {

@@ -3,6 +3,8 @@
 // INCREMENT/RANDOM over `values` for MULTISTATE). NO_CHANGE points produce nothing by themselves:
 // they hold what is set through the API (a manual or memory point). A value set on a generating
 // point becomes the generator's current value, so a walk continues from it.
+import { forEachLimited } from '../core/limited.js';
+import { TimeSlice } from '../core/time-slice.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import { sleep, type DriverContext, type DriverFactory, type SourceDriver } from './driver.js';
 
@@ -96,20 +98,30 @@ export function generatorFor(point: Pick<DataPointRecord, 'dataType' | 'pointLoc
   }
 }
 
+/** Latest values looked up at once when the source starts. */
+const LOOKUPS_AT_ONCE = 8;
+
+/** Values handed to the pipeline at once. */
+const PUBLISH_PART = 5_000;
+
 class VirtualDriver implements SourceDriver {
   private readonly generators = new Map<number, Generator>();
   private loop: Promise<void> | undefined;
 
-  constructor(private readonly ctx: DriverContext) {
-    for (const p of ctx.points) this.generators.set(p.id, generatorFor(p));
-  }
+  constructor(private readonly ctx: DriverContext) {}
 
   async start(): Promise<void> {
-    // A restart (an edit of the source or of a point) continues where the values left off.
-    for (const p of this.ctx.points) {
+    // A restart (an edit of the source or of a point) continues where the values left off. A few
+    // points' latest values are looked up at once (on a server store each is a round trip), and the
+    // loop yields: many are answered from memory, and 200,000 points would hold the event loop.
+    const slice = new TimeSlice();
+    await forEachLimited(this.ctx.points, LOOKUPS_AT_ONCE, async (p) => {
+      const generator = generatorFor(p);
+      this.generators.set(p.id, generator);
       const last = await this.ctx.lastValue(p);
-      if (last !== undefined) this.generators.get(p.id)!.set(last);
-    }
+      if (last !== undefined) generator.set(last);
+      await slice.yieldIfExpired();
+    });
     this.loop = this.run();
   }
 
@@ -130,7 +142,11 @@ class VirtualDriver implements SourceDriver {
     let due = Date.now();
     while (!ctx.signal.aborted) {
       const now = Date.now();
-      await ctx.publish(generating.map((point) => ({ point, value: this.generators.get(point.id)!.next(now), ts: now })));
+      // In parts: a source of 200,000 points would make one batch whose every step (logging, the
+      // latest values, the write) holds the event loop for its whole length.
+      for (let i = 0; i < generating.length && !ctx.signal.aborted; i += PUBLISH_PART) {
+        await ctx.publish(generating.slice(i, i + PUBLISH_PART).map((point) => ({ point, value: this.generators.get(point.id)!.next(now), ts: now })));
+      }
       ctx.recovered();
       due += ctx.periodMs;
       if (due < Date.now()) due = Date.now();

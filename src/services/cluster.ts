@@ -9,6 +9,7 @@
 //   an instance not heard of for FOLLOWS_EXPIRE_MS no longer counts.
 // - `ev`: an event raised, acknowledged or returned to normal; told to this instance's listeners.
 // - `user`, `sess`, `point`: caches to forget; `user` may carry what live connections must hear.
+//   `points`: many points changed at once (an import), `[id, xid]` pairs in parts.
 // - `keys`: the token signing keys were reset; every token issued before stops working here too.
 // - `unrel`: points the sources run here cannot read (`{r: reason, m: [[id, since]…]}`) or can again
 //   (`{c: [id…]}`); all of them again on `hello`, since a new or resynced instance knows none.
@@ -30,6 +31,8 @@ const FOLLOWS_EVERY_MS = 5_000;
 const FOLLOWS_EXPIRE_MS = 15_000;
 const WRITTEN_PART = 200;
 const SESSIONS_PART = 100;
+/** Bytes of a message body made of parts: a NOTIFY payload holds 8,000 with the sender and topic. */
+const PART_BYTES = 6_000;
 /** Points per `unrel` message: 150 × [id, since] (≤ 27 bytes each) and a reason of ≤ 500 characters fit in a NOTIFY. */
 const UNRELIABLE_PART = 150;
 
@@ -49,6 +52,8 @@ export interface ClusterServices {
   events: EventService;
   /** Point changes, for the detector runtime and the point caches. */
   pointChanged(pointId: number, oldXid: string): void;
+  /** Many points changed in place at once (XIDs kept), for the detector runtime. */
+  pointsChanged(pointIds: readonly number[]): void;
 }
 
 type LiveBody = { p: number; x: string; d: string; k: LiveValueKind; v: StoredValue; pr: StoredValue | null };
@@ -115,6 +120,12 @@ export class ClusterLink {
       events.forgetPermissions();
       s.pointChanged(id, xid);
     });
+    this.on('points', (body) => {
+      const pairs = body as [number, string][];
+      for (const [id, xid] of pairs) pointValues.forgetPoint({ id, xid });
+      events.forgetPermissions();
+      s.pointsChanged(pairs.map(([id]) => id));
+    });
     this.off.push(
       channel.subscribe(RESYNC, () => {
         pointValues.changedElsewhere();
@@ -137,6 +148,11 @@ export class ClusterLink {
     this.send('point', { id: point.id, xid: point.xid });
   }
 
+  /** Many points changed through this instance at once (an import; XIDs kept). */
+  pointsChanged(points: readonly Pick<DataPointRecord, 'id' | 'xid'>[]): void {
+    this.sendInParts('points', points.map((p) => [p.id, p.xid]));
+  }
+
   close(): void {
     clearInterval(this.heartbeat);
     clearTimeout(this.announceTimer);
@@ -146,6 +162,24 @@ export class ClusterLink {
 
   private send(topic: string, body: unknown): void {
     this.channel.publish(topic, JSON.stringify(body));
+  }
+
+  /** Sends `items` as JSON arrays of as many as fit in a payload. */
+  private sendInParts(topic: string, items: readonly unknown[]): void {
+    let part: string[] = [];
+    let bytes = 2;
+    for (const item of items) {
+      const text = JSON.stringify(item);
+      const size = Buffer.byteLength(text) + 1;
+      if (part.length > 0 && bytes + size > PART_BYTES) {
+        this.channel.publish(topic, `[${part.join(',')}]`);
+        part = [];
+        bytes = 2;
+      }
+      part.push(text);
+      bytes += size;
+    }
+    if (part.length > 0) this.channel.publish(topic, `[${part.join(',')}]`);
   }
 
   private on(topic: string, handle: (body: unknown, from: string) => void): void {

@@ -12,6 +12,8 @@ import { DomainError, validationMessage, type ValidationMessage } from '../core/
 import { usernameKey } from '../core/username-key.js';
 import { itemDepthProblem } from '../core/json.js';
 import type { Validator } from '../core/validation.js';
+import { TimeSlice } from '../core/time-slice.js';
+import type { CrudRepository } from '../store/metadata/crud.js';
 import type { MetadataDb, Queryable } from '../store/metadata/db.js';
 import { DataPointsRepository, type DataPointRecord } from '../store/metadata/data-points.js';
 import { DataSourcesRepository, type DataSourceRecord } from '../store/metadata/data-sources.js';
@@ -20,8 +22,10 @@ import { JsonStoreRepository } from '../store/metadata/json-store.js';
 import { UsersRepository, type UserRecord } from '../store/metadata/users.js';
 import { dataPointView, DataPointService } from './data-points.js';
 import { dataSourceView, DataSourceService } from './data-sources.js';
-import { eventDetectorView, EventDetectorService } from './event-detectors.js';
+import { eventDetectorView, EventDetectorService, type SavedDetector } from './event-detectors.js';
+import { importInChunks } from './import-chunks.js';
 import { JsonStoreService, jsonStoreItemJson } from './json-store.js';
+import type { ListResult } from './resources.js';
 import { verifyPassword } from './passwords.js';
 import { assertSuperadmin } from './permissions.js';
 import { userView, UserService, type Actor } from './users.js';
@@ -31,8 +35,35 @@ export type ConfigurationKind = (typeof CONFIGURATION_KINDS)[number];
 type Item = Record<string, unknown>;
 export type ConfigurationDocument = Partial<Record<ConfigurationKind, Item[]>>;
 
-/** Everything, in one list query per kind. */
-const ALL = 'sort(xid)&limit(100000)';
+/** Bytes of JSON text per chunk of a streamed export. */
+const EXPORT_CHUNK = 64 * 1024;
+
+/** Rows per list window of the export: the largest limit() RQL allows. */
+const WINDOW = 100_000;
+
+/**
+ * Every item of a kind in order of its unique key, in windows of the largest list the RQL allows
+ * (one window would cut a configuration of 200,000 points in half), each window after the last key
+ * of the one before (no OFFSET to skip through).
+ */
+function everything<T>(list: (rql: string) => Promise<ListResult<T>>, key: 'xid' | 'username' = 'xid'): { batches: AsyncIterable<T[]> } {
+  async function* batches(): AsyncGenerator<T[]> {
+    for (let after: string | undefined; ; ) {
+      let n = 0;
+      const from = after === undefined ? '' : `gt(${key},string:${rqlValue(after)})&`;
+      for await (const batch of (await list(`${from}sort(${key})&limit(${WINDOW})`)).batches) {
+        n += batch.length;
+        after = (batch[batch.length - 1] as Record<typeof key, string>)[key];
+        yield batch;
+      }
+      if (n < WINDOW) return;
+    }
+  }
+  return { batches: batches() };
+}
+
+/** A string as an RQL value: percent-encoded, the characters RQL gives meaning to included. */
+const rqlValue = (text: string) => encodeURIComponent(text).replace(/[!'()*~]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
 
 /** What each kind's export leaves out of the resource's answer: ids, runtime state, derived names. */
 const OMIT: Record<ConfigurationKind, readonly string[]> = {
@@ -60,7 +91,9 @@ export interface ConfigurationServices {
 /** The services of one import, writing through its transaction. */
 interface Bound {
   sources: DataSourceService;
+  sourceRepo: DataSourcesRepository;
   points: DataPointService;
+  pointRepo: DataPointsRepository;
   detectors: EventDetectorService;
   detectorRepo: EventDetectorsRepository;
   users: UserService;
@@ -83,8 +116,8 @@ class ItemsRefused extends Error {}
 export class ConfigurationService {
   constructor(private readonly s: ConfigurationServices) {}
 
-  /** The document as JSON text (JSON store documents spliced in as stored: see exportKind). */
-  async export(user: Actor, include: readonly ConfigurationKind[] = CONFIGURATION_KINDS): Promise<string> {
+  /** The document as JSON text in chunks, read as they are taken (a streamed answer). */
+  export(user: Actor, include: readonly ConfigurationKind[] = CONFIGURATION_KINDS): AsyncGenerator<string> {
     assertSuperadmin(user);
     return this.exportWith(this.bind(this.s.db), user, include);
   }
@@ -99,8 +132,14 @@ export class ConfigurationService {
       counts = await this.s.db.transaction(async (tx) => {
         const bound = this.bind(tx);
         const c = { created: 0, updated: 0 };
+        const slice = new TimeSlice();
         for (const kind of CONFIGURATION_KINDS) {
-          for (const [i, item] of (doc[kind] ?? []).entries()) {
+          const items = doc[kind] ?? [];
+          if (kind === 'dataPoints' || kind === 'eventDetectors') {
+            await this.importInChunks(tx, bound, user, kind, items, changes, problems, c);
+            continue;
+          }
+          for (const [i, item] of items.entries()) {
             await tx.query('savepoint config_item');
             try {
               const outcome = await this.applyItem(bound, user, kind, item, changes);
@@ -108,8 +147,9 @@ export class ConfigurationService {
               if (outcome !== 'unchanged') c[outcome]++;
             } catch (err) {
               await tx.query('rollback to savepoint config_item');
-              problems.push(...itemProblems(err, `${kind}[${i}]`));
+              for (const p of itemProblems(err, `${kind}[${i}]`)) problems.push(p);
             }
+            await slice.yieldIfExpired();
           }
         }
         if (problems.length > 0) throw new ItemsRefused();
@@ -125,12 +165,16 @@ export class ConfigurationService {
 
   private bind(db: Queryable): Bound {
     const { validator } = this.s;
-    const sources = new DataSourceService(new DataSourcesRepository(db), validator);
-    const points = new DataPointService(new DataPointsRepository(db), sources, validator);
+    const sourceRepo = new DataSourcesRepository(db);
+    const sources = new DataSourceService(sourceRepo, validator);
+    const pointRepo = new DataPointsRepository(db);
+    const points = new DataPointService(pointRepo, sources, validator);
     const detectorRepo = new EventDetectorsRepository(db);
     return {
       sources,
+      sourceRepo,
       points,
+      pointRepo,
       detectors: new EventDetectorService(detectorRepo, points, validator),
       detectorRepo,
       users: new UserService(new UsersRepository(db), validator),
@@ -138,69 +182,129 @@ export class ConfigurationService {
     };
   }
 
-  private async exportWith(b: Bound, user: Actor, include: readonly ConfigurationKind[]): Promise<string> {
-    const members: string[] = [];
+  /**
+   * The document as JSON text, in chunks of some EXPORT_CHUNK bytes as the lists are read: a
+   * configuration of 200,000 points is 120 MB of JSON, never one string nor one JSON.stringify.
+   */
+  private async *exportWith(b: Bound, user: Actor, include: readonly ConfigurationKind[]): AsyncGenerator<string> {
+    let chunk = '{';
+    let kinds = 0;
     for (const kind of CONFIGURATION_KINDS) {
-      if (include.includes(kind)) members.push(`${JSON.stringify(kind)}:[${(await this.exportKind(b, user, kind)).join(',')}]`);
+      if (!include.includes(kind)) continue;
+      chunk += `${kinds++ > 0 ? ',' : ''}${JSON.stringify(kind)}:[`;
+      let items = 0;
+      for await (const texts of this.exportKind(b, user, kind)) {
+        for (const text of texts) chunk += (items++ > 0 ? ',' : '') + text;
+        if (chunk.length >= EXPORT_CHUNK) {
+          yield chunk;
+          chunk = '';
+        }
+      }
+      chunk += ']';
     }
-    return `{${members.join(',')}}`;
+    yield `${chunk}}`;
   }
 
   /**
-   * Each item as JSON text. A JSON store document is spliced in as stored, never parsed and written
-   * again: an item stored deeper than JSON_MAX_DEPTH before the limit existed is exported as it is
-   * (the export is the backup; its import then names the item), and no depth overflows the stack.
+   * The kind's items as JSON texts, a list batch at a time. A JSON store document is spliced in as
+   * stored, never parsed and written again: an item stored deeper than JSON_MAX_DEPTH before the limit
+   * existed is exported as it is (the export is the backup; its import then names the item), and no
+   * depth overflows the stack.
    */
-  private async exportKind(b: Bound, user: Actor, kind: ConfigurationKind): Promise<string[]> {
-    const views: string[] = [];
-    const collect = async <T>(list: { batches: AsyncIterable<T[]> }, view: (r: T) => Item | string | Promise<string>) => {
+  private async *exportKind(b: Bound, user: Actor, kind: ConfigurationKind): AsyncGenerator<string[]> {
+    async function* collect<T>(list: { batches: AsyncIterable<T[]> }, view: (r: T) => Item | string | Promise<Item | string>): AsyncGenerator<string[]> {
       for await (const batch of list.batches) {
+        const texts: string[] = [];
         for (const r of batch) {
           const v = await view(r);
-          views.push(typeof v === 'string' ? v : JSON.stringify(omit(kind, v)));
+          texts.push(typeof v === 'string' ? v : JSON.stringify(omit(kind, v)));
         }
+        yield texts;
       }
-    };
+    }
     switch (kind) {
       case 'dataSources':
-        await collect(await b.sources.list(user, ALL), dataSourceView);
+        yield* collect(everything((q) => b.sources.list(user, q)), dataSourceView);
         break;
       case 'dataPoints':
-        await collect(await b.points.list(user, ALL), dataPointView);
+        yield* collect(everything((q) => b.points.list(user, q)), dataPointView);
         break;
       case 'eventDetectors':
-        await collect(await b.detectors.list(user, ALL), eventDetectorView);
+        yield* collect(everything((q) => b.detectors.list(user, q)), eventDetectorView);
         break;
       case 'users':
-        await collect(await b.users.list(user, 'sort(username)&limit(100000)'), (u) => ({ ...userView(u) }));
+        yield* collect(everything((q) => b.users.list(user, q), 'username'), (u) => ({ ...userView(u) }));
         break;
       case 'jsonStore':
-        await collect(await b.jsonStore.list(user, ALL), async (r) => jsonStoreItemJson(await b.jsonStore.get(user, r.xid), OMIT.jsonStore));
+        yield* collect(everything((q) => b.jsonStore.list(user, q)), async (r) => jsonStoreItemJson(await b.jsonStore.get(user, r.xid), OMIT.jsonStore));
         break;
     }
-    return views;
+  }
+
+  /**
+   * Points and detectors, of which there may be thousands, a chunk at a time (import-chunks.ts):
+   * checked as the services check them, their sources and points looked up a chunk at a time.
+   */
+  private async importInChunks(
+    tx: Queryable,
+    b: Bound,
+    user: Actor,
+    kind: 'dataPoints' | 'eventDetectors',
+    items: readonly Item[],
+    changes: Change[],
+    problems: ValidationMessage[],
+    counts: { created: number; updated: number },
+  ): Promise<void> {
+    const problem = (index: number, err: unknown) => {
+      for (const p of itemProblems(err, `${kind}[${index}]`)) problems.push(p);
+    };
+    if (kind === 'dataPoints') {
+      const sources = new Lookup(b.sourceRepo);
+      await importInChunks(tx, {
+        repo: b.pointRepo,
+        prefetch: (chunk, stored) => sources.fetch(chunk.map((i) => i.dataSourceXid), stored.map((p) => p.dataSourceId)),
+        newRecord: (item) => b.points.newRecord(user, item, sources),
+        async changesTo(existing, item) {
+          await b.points.checkEdit(user, existing);
+          return b.points.changesTo(existing, item, sources);
+        },
+        same: (before, after) => isDeepStrictEqual(omit(kind, dataPointView(before)), omit(kind, dataPointView(after))),
+      }, items, {
+        problem,
+        saved(record, before) {
+          counts[before ? 'updated' : 'created']++;
+          changes.push({ kind, record: before ?? record });
+        },
+      });
+      return;
+    }
+    const points = new Lookup(b.pointRepo);
+    await importInChunks(tx, {
+      repo: b.detectorRepo,
+      prefetch: (chunk, stored) => points.fetch(chunk.map((i) => i.dataPointXid), stored.map((d) => d.dataPointId)),
+      newRecord: (item) => b.detectors.newRecord(user, item, points),
+      async changesTo(existing, item) {
+        await b.detectors.checkEdit(user, existing, points);
+        return b.detectors.changesTo(user, existing, item, points);
+      },
+      same: (before, after) => isDeepStrictEqual(omit(kind, eventDetectorView(before)), omit(kind, eventDetectorView(after))),
+    }, items, {
+      problem,
+      saved(record, before) {
+        counts[before ? 'updated' : 'created']++;
+        changes.push({ kind, record, before });
+      },
+    });
   }
 
   /** Creates or replaces one item through the bound services; notes what the live services must hear. */
-  private async applyItem(b: Bound, user: Actor, kind: ConfigurationKind, item: Item, changes: Change[]): Promise<Outcome> {
+  private async applyItem(b: Bound, user: Actor, kind: Exclude<ConfigurationKind, 'dataPoints' | 'eventDetectors'>, item: Item, changes: Change[]): Promise<Outcome> {
     switch (kind) {
       case 'dataSources': {
         const xid = item.xid as string;
         const existing = await b.sources.findByXid(xid);
         const saved = existing ? await b.sources.update(user, xid, item) : await b.sources.create(user, item);
         return this.outcome(changes, existing && omit(kind, dataSourceView(existing)), omit(kind, dataSourceView(saved)), { kind, record: saved });
-      }
-      case 'dataPoints': {
-        const xid = item.xid as string;
-        const existing = await b.points.findByXid(xid);
-        const saved = existing ? await b.points.update(user, xid, item) : await b.points.create(user, item);
-        return this.outcome(changes, existing && omit(kind, dataPointView(existing)), omit(kind, dataPointView(saved)), { kind, record: existing ?? saved });
-      }
-      case 'eventDetectors': {
-        const xid = item.xid as string;
-        const existing = await b.detectorRepo.findOne('xid', xid);
-        const saved = existing ? await b.detectors.update(user, xid, item) : await b.detectors.create(user, item);
-        return this.outcome(changes, existing && omit(kind, eventDetectorView(existing)), omit(kind, eventDetectorView(saved)), { kind, record: saved, before: existing });
       }
       case 'users': {
         const username = item.username as string;
@@ -238,26 +342,58 @@ export class ConfigurationService {
     return existed ? 'updated' : 'created';
   }
 
-  /** After the commit: the runtime starts or stops sources, caches forget, other instances hear. */
+  /**
+   * After the commit: the runtime starts or stops sources, caches forget, other instances hear. Each
+   * kind is told at once, so that a source restarts once and the detectors reload once per import,
+   * whatever the number of items (API-DECISIONS "Faults and scale").
+   */
   private async announce(changes: readonly Change[]): Promise<void> {
+    const savedSources = new Set<number>();
+    const points: DataPointRecord[] = [];
+    const detectors: SavedDetector[] = [];
     for (const c of changes) {
-      switch (c.kind) {
-        case 'dataSources':
-          await this.s.sources.announceSaved(c.record.id);
-          break;
-        case 'dataPoints':
-          await this.s.points.announceChanged(c.record);
-          break;
-        case 'eventDetectors':
-          await this.s.detectors.announceSaved(c.record, c.before);
-          break;
-        case 'users':
-          await this.s.users.announceImported(c.record, c.before);
-          break;
-        case 'jsonStore':
-          break;
-      }
+      if (c.kind === 'dataSources') savedSources.add(c.record.id);
+      else if (c.kind === 'dataPoints') points.push(c.record);
+      else if (c.kind === 'eventDetectors') detectors.push({ saved: c.record, before: c.before });
     }
+    for (const id of savedSources) await this.s.sources.announceSaved(id);
+    if (points.length > 0) await this.s.points.announceChanged(points, savedSources);
+    if (detectors.length > 0) await this.s.detectors.announceSaved(detectors);
+    for (const c of changes) if (c.kind === 'users') await this.s.users.announceImported(c.record, c.before);
+  }
+}
+
+/**
+ * Records by XID and by id, fetched a chunk at a time within the import's transaction (the sources
+ * of a chunk of points, the points of a chunk of detectors); one not fetched is looked up alone.
+ */
+class Lookup<T extends { id: number; xid: string; [key: string]: unknown }> {
+  private readonly byXid = new Map<string, T | undefined>();
+  private readonly byId = new Map<number, T>();
+
+  constructor(private readonly repo: Pick<CrudRepository<T>, 'findMany' | 'findOne'>) {}
+
+  async fetch(xids: readonly unknown[], ids: readonly number[]): Promise<void> {
+    const newXids = [...new Set(xids.filter((x): x is string => typeof x === 'string' && !this.byXid.has(x)))];
+    const newIds = [...new Set(ids.filter((id) => !this.byId.has(id)))];
+    for (const r of [...(await this.repo.findMany('xid', newXids)), ...(await this.repo.findMany('id', newIds))]) this.remember(r);
+    for (const xid of newXids) if (!this.byXid.has(xid)) this.byXid.set(xid, undefined);
+  }
+
+  async findByXid(xid: string): Promise<T | undefined> {
+    if (!this.byXid.has(xid)) this.byXid.set(xid, await this.repo.findOne('xid', xid));
+    return this.byXid.get(xid);
+  }
+
+  async findById(id: number): Promise<T | undefined> {
+    const r = this.byId.get(id) ?? (await this.repo.findOne('id', id));
+    if (r) this.remember(r);
+    return r;
+  }
+
+  private remember(r: T): void {
+    this.byXid.set(r.xid, r);
+    this.byId.set(r.id, r);
   }
 }
 

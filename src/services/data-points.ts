@@ -1,5 +1,6 @@
 // Data points: the point locator checked against its source's type, permissions, and CRUD rules.
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
+import { TimeSlice } from '../core/time-slice.js';
 import type { Validator } from '../core/validation.js';
 import type { DataSourceRecord, DataSourceType } from '../store/metadata/data-sources.js';
 import {
@@ -216,10 +217,19 @@ function mqttLocator(loc: DataPointInput['pointLocator'], problems: ValidationMe
 
 const notFound = () => DomainError.notFound('Data point not found');
 
+/** Where a point's source is found: the source service, or a caller's lookup (an import's, a chunk at a time). */
+export type SourceLookup = Pick<DataSourceService, 'findByXid' | 'findById'>;
+
 /** Something that caches points (the point-value service) and must forget a changed one. */
 export interface DataPointListener {
   /** Created, updated or deleted; awaited before the API answers (the runtime restarts its source). */
   pointChanged(point: DataPointRecord): Promise<void> | void;
+  /**
+   * Many points changed at once (a configuration import: records as they were before, XIDs kept),
+   * beside the sources in `savedSources`, whose listeners heard sourceSaved already. A listener
+   * without it hears pointChanged for each.
+   */
+  pointsChanged?(points: readonly DataPointRecord[], savedSources: ReadonlySet<number>): Promise<void> | void;
 }
 
 export class DataPointService {
@@ -233,9 +243,21 @@ export class DataPointService {
     for (const l of this.listeners) await l.pointChanged(point);
   }
 
-  /** A point saved by other means (a configuration import; the record as it was before): the listeners hear it. */
-  announceChanged(point: DataPointRecord): Promise<void> {
-    return this.changed(point);
+  /**
+   * Points saved by other means (a configuration import; the records as they were before), beside
+   * the sources `savedSources` announced already: the listeners hear them at once, not one by one.
+   */
+  async announceChanged(points: readonly DataPointRecord[], savedSources: ReadonlySet<number>): Promise<void> {
+    const slice = new TimeSlice();
+    for (const l of this.listeners) {
+      if (l.pointsChanged) await l.pointsChanged(points, savedSources);
+      else {
+        for (const p of points) {
+          await l.pointChanged(p);
+          await slice.yieldIfExpired();
+        }
+      }
+    }
   }
 
   constructor(
@@ -261,6 +283,12 @@ export class DataPointService {
     const p = await this.get(user, xid);
     if (!(await this.mayEdit(user, p))) throw DomainError.accessDenied();
     return p;
+  }
+
+  /** May the user edit this stored point: read permission, and edit permission on it or its source. */
+  async checkEdit(user: Principal, p: DataPointRecord): Promise<void> {
+    assertPermission(user, p.readPermission);
+    if (!(await this.mayEdit(user, p))) throw DomainError.accessDenied();
   }
 
   async mayEdit(user: Principal, p: DataPointRecord): Promise<boolean> {
@@ -293,70 +321,79 @@ export class DataPointService {
   }
 
   async create(user: Principal, body: unknown): Promise<DataPointRecord> {
-    const input = this.validator.validate<DataPointInput>('data-point', body);
-    const ds = await this.sources.findByXid(input.dataSourceXid);
-    if (!ds) throw DomainError.invalid('dataSourceXid', 'Data source not found', OBJECT_TYPE);
-    if (!this.sources.mayEdit(user, ds)) throw DomainError.accessDenied();
-    const { locator, loggingProperties } = this.checkSettings(ds, input, DEFAULT_LOGGING);
-    const created = await this.repo
-      .insert({
-        xid: input.xid ?? generateXid('DP'),
-        name: input.name,
-        enabled: input.enabled ?? true,
-        deviceName: input.deviceName ?? ds.name,
-        dataSourceId: ds.id,
-        dataType: input.pointLocator.dataType,
-        settable: input.pointLocator.settable ?? false,
-        pointLocator: locator,
-        unit: input.unit ?? '',
-        tags: input.tags ?? {},
-        rollup: input.rollup ?? 'NONE',
-        readPermission: normaliseRoles(input.readPermission ?? [USER_ROLE]),
-        editPermission: normaliseRoles(input.editPermission ?? []),
-        setPermission: normaliseRoles(input.setPermission ?? []),
-        loggingProperties,
-        purgeOverride: input.purgeOverride ?? false,
-        purgePeriod: input.purgePeriod ?? DEFAULT_PURGE_PERIOD,
-      })
-      .catch((err: unknown) => {
-        throw translateDuplicateXid(err);
-      });
+    const created = await this.repo.insert(await this.newRecord(user, body)).catch((err: unknown) => {
+      throw translateDuplicateXid(err);
+    });
     await this.changed(created);
     return created;
   }
 
+  /** What create stores for `body`, checked as create checks it; nothing is written. `sources`: where its source is found. */
+  async newRecord(user: Principal, body: unknown, sources: SourceLookup = this.sources): Promise<Partial<DataPointRecord>> {
+    const input = this.validator.validate<DataPointInput>('data-point', body);
+    const ds = await sources.findByXid(input.dataSourceXid);
+    if (!ds) throw DomainError.invalid('dataSourceXid', 'Data source not found', OBJECT_TYPE);
+    if (!this.sources.mayEdit(user, ds)) throw DomainError.accessDenied();
+    const { locator, loggingProperties } = this.checkSettings(ds, input, DEFAULT_LOGGING);
+    return {
+      xid: input.xid ?? generateXid('DP'),
+      name: input.name,
+      enabled: input.enabled ?? true,
+      deviceName: input.deviceName ?? ds.name,
+      dataSourceId: ds.id,
+      dataType: input.pointLocator.dataType,
+      settable: input.pointLocator.settable ?? false,
+      pointLocator: locator,
+      unit: input.unit ?? '',
+      tags: input.tags ?? {},
+      rollup: input.rollup ?? 'NONE',
+      readPermission: normaliseRoles(input.readPermission ?? [USER_ROLE]),
+      editPermission: normaliseRoles(input.editPermission ?? []),
+      setPermission: normaliseRoles(input.setPermission ?? []),
+      loggingProperties,
+      purgeOverride: input.purgeOverride ?? false,
+      purgePeriod: input.purgePeriod ?? DEFAULT_PURGE_PERIOD,
+    };
+  }
+
   async update(user: Principal, xid: string, body: unknown): Promise<DataPointRecord> {
     const existing = await this.getForEdit(user, xid);
-    const input = this.validator.validate<DataPointInput>('data-point', body);
-    if (input.dataSourceXid !== existing.dataSourceXid) throw DomainError.invalid('dataSourceXid', 'cannot be changed', OBJECT_TYPE);
-    const ds = await this.sources.findById(existing.dataSourceId);
-    if (!ds) throw notFound();
-    const { locator, loggingProperties } = this.checkSettings(ds, input, existing.loggingProperties);
-    const saved = await this.repo
-      .update(existing.id, {
-        xid: input.xid ?? existing.xid,
-        name: input.name,
-        enabled: input.enabled ?? existing.enabled,
-        deviceName: input.deviceName ?? existing.deviceName,
-        dataType: input.pointLocator.dataType,
-        settable: input.pointLocator.settable ?? false,
-        pointLocator: locator,
-        unit: input.unit ?? existing.unit,
-        tags: input.tags ?? existing.tags,
-        rollup: input.rollup ?? existing.rollup,
-        readPermission: normaliseRoles(input.readPermission ?? existing.readPermission),
-        editPermission: normaliseRoles(input.editPermission ?? existing.editPermission),
-        setPermission: normaliseRoles(input.setPermission ?? existing.setPermission),
-        loggingProperties,
-        purgeOverride: input.purgeOverride ?? existing.purgeOverride,
-        purgePeriod: input.purgePeriod ?? existing.purgePeriod,
-      })
-      .catch((err: unknown) => {
-        throw translateDuplicateXid(err);
-      });
+    const saved = await this.repo.update(existing.id, await this.changesTo(existing, body)).catch((err: unknown) => {
+      throw translateDuplicateXid(err);
+    });
     if (!saved) throw notFound();
     await this.changed(existing);
     return saved;
+  }
+
+  /**
+   * What update stores over `existing` for `body`, checked as update checks it (the edit permission
+   * is the caller's to check); nothing is written.
+   */
+  async changesTo(existing: DataPointRecord, body: unknown, sources: SourceLookup = this.sources): Promise<Partial<DataPointRecord>> {
+    const input = this.validator.validate<DataPointInput>('data-point', body);
+    if (input.dataSourceXid !== existing.dataSourceXid) throw DomainError.invalid('dataSourceXid', 'cannot be changed', OBJECT_TYPE);
+    const ds = await sources.findById(existing.dataSourceId);
+    if (!ds) throw notFound();
+    const { locator, loggingProperties } = this.checkSettings(ds, input, existing.loggingProperties);
+    return {
+      xid: input.xid ?? existing.xid,
+      name: input.name,
+      enabled: input.enabled ?? existing.enabled,
+      deviceName: input.deviceName ?? existing.deviceName,
+      dataType: input.pointLocator.dataType,
+      settable: input.pointLocator.settable ?? false,
+      pointLocator: locator,
+      unit: input.unit ?? existing.unit,
+      tags: input.tags ?? existing.tags,
+      rollup: input.rollup ?? existing.rollup,
+      readPermission: normaliseRoles(input.readPermission ?? existing.readPermission),
+      editPermission: normaliseRoles(input.editPermission ?? existing.editPermission),
+      setPermission: normaliseRoles(input.setPermission ?? existing.setPermission),
+      loggingProperties,
+      purgeOverride: input.purgeOverride ?? existing.purgeOverride,
+      purgePeriod: input.purgePeriod ?? existing.purgePeriod,
+    };
   }
 
   async delete(user: Principal, xid: string): Promise<DataPointRecord> {

@@ -1,5 +1,6 @@
 // Event detectors: settings checked per detector type against the point's data type.
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
+import { TimeSlice } from '../core/time-slice.js';
 import type { Validator } from '../core/validation.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import {
@@ -93,6 +94,17 @@ export interface EventDetectorListener {
   detectorCreated(detector: EventDetectorRecord): Promise<void> | void;
   detectorUpdated(detector: EventDetectorRecord, before: EventDetectorRecord): Promise<void> | void;
   detectorDeleted(detector: EventDetectorRecord): Promise<void> | void;
+  /** Many saved at once (a configuration import); a listener without it hears each as created or updated. */
+  detectorsSaved?(saved: readonly SavedDetector[]): Promise<void> | void;
+}
+
+/** Where a detector's point is found: the point service, or a caller's lookup (an import's, a chunk at a time). */
+export type PointLookup = Pick<DataPointService, 'findByXid' | 'findById'>;
+
+/** A detector as saved, and as it was before (undefined: created). */
+export interface SavedDetector {
+  saved: EventDetectorRecord;
+  before: EventDetectorRecord | undefined;
 }
 
 export class EventDetectorService {
@@ -130,60 +142,78 @@ export class EventDetectorService {
   }
 
   async create(user: Principal, body: unknown): Promise<EventDetectorRecord> {
-    const input = this.validator.validate<EventDetectorInput>('event-detector', body);
-    const point = await this.editablePoint(user, input.dataPointXid);
-    const config = detectorConfig(input, point);
-    const created = await this.repo
-      .insert({
-        xid: input.xid ?? generateXid('ED'),
-        name: input.name ?? '',
-        dataPointId: point.id,
-        detectorType: input.detectorType,
-        alarmLevel: input.alarmLevel,
-        config,
-        readPermission: normaliseRoles(input.readPermission ?? [USER_ROLE]),
-        editPermission: normaliseRoles(input.editPermission ?? []),
-      })
-      .catch((err: unknown) => {
-        throw translateDuplicateXid(err);
-      });
+    const created = await this.repo.insert(await this.newRecord(user, body)).catch((err: unknown) => {
+      throw translateDuplicateXid(err);
+    });
     for (const l of this.listeners) await l.detectorCreated(created);
     return created;
   }
 
+  /** What create stores for `body`, checked as create checks it; nothing is written. `points`: where its point is found. */
+  async newRecord(user: Principal, body: unknown, points: PointLookup = this.points): Promise<Partial<EventDetectorRecord>> {
+    const input = this.validator.validate<EventDetectorInput>('event-detector', body);
+    const point = await this.editablePoint(user, input.dataPointXid, points);
+    return {
+      xid: input.xid ?? generateXid('ED'),
+      name: input.name ?? '',
+      dataPointId: point.id,
+      dataPointXid: point.xid,
+      detectorType: input.detectorType,
+      alarmLevel: input.alarmLevel,
+      config: detectorConfig(input, point),
+      readPermission: normaliseRoles(input.readPermission ?? [USER_ROLE]),
+      editPermission: normaliseRoles(input.editPermission ?? []),
+    };
+  }
+
   async update(user: Principal, xid: string, body: unknown): Promise<EventDetectorRecord> {
     const existing = await this.getForEdit(user, xid);
-    const input = this.validator.validate<EventDetectorInput>('event-detector', body);
-    // The detector's own edit permission suffices while it stays on its point; moving it to
-    // another point needs edit permission there, as creating it would.
-    const point =
-      input.dataPointXid === existing.dataPointXid
-        ? await this.points.findById(existing.dataPointId)
-        : await this.editablePoint(user, input.dataPointXid);
-    if (!point) throw notFound();
-    const config = detectorConfig(input, point);
-    const saved = await this.repo
-      .update(existing.id, {
-        xid: input.xid ?? existing.xid,
-        name: input.name ?? existing.name,
-        dataPointId: point.id,
-        detectorType: input.detectorType,
-        alarmLevel: input.alarmLevel,
-        config,
-        readPermission: normaliseRoles(input.readPermission ?? existing.readPermission),
-        editPermission: normaliseRoles(input.editPermission ?? existing.editPermission),
-      })
-      .catch((err: unknown) => {
-        throw translateDuplicateXid(err);
-      });
+    const saved = await this.repo.update(existing.id, await this.changesTo(user, existing, body)).catch((err: unknown) => {
+      throw translateDuplicateXid(err);
+    });
     if (!saved) throw notFound();
     for (const l of this.listeners) await l.detectorUpdated(saved, existing);
     return saved;
   }
 
-  /** A detector saved by other means (a configuration import): the listeners hear it as if saved here. */
-  async announceSaved(saved: EventDetectorRecord, before: EventDetectorRecord | undefined): Promise<void> {
-    for (const l of this.listeners) await (before ? l.detectorUpdated(saved, before) : l.detectorCreated(saved));
+  /**
+   * What update stores over `existing` for `body`, checked as update checks it (the edit permission on
+   * the detector is the caller's to check); nothing is written.
+   */
+  async changesTo(user: Principal, existing: EventDetectorRecord, body: unknown, points: PointLookup = this.points): Promise<Partial<EventDetectorRecord>> {
+    const input = this.validator.validate<EventDetectorInput>('event-detector', body);
+    // The detector's own edit permission suffices while it stays on its point; moving it to
+    // another point needs edit permission there, as creating it would.
+    const point =
+      input.dataPointXid === existing.dataPointXid
+        ? await points.findById(existing.dataPointId)
+        : await this.editablePoint(user, input.dataPointXid, points);
+    if (!point) throw notFound();
+    return {
+      xid: input.xid ?? existing.xid,
+      name: input.name ?? existing.name,
+      dataPointId: point.id,
+      dataPointXid: point.xid,
+      detectorType: input.detectorType,
+      alarmLevel: input.alarmLevel,
+      config: detectorConfig(input, point),
+      readPermission: normaliseRoles(input.readPermission ?? existing.readPermission),
+      editPermission: normaliseRoles(input.editPermission ?? existing.editPermission),
+    };
+  }
+
+  /** Detectors saved by other means (a configuration import): the listeners hear them as if saved here, at once. */
+  async announceSaved(detectors: readonly SavedDetector[]): Promise<void> {
+    const slice = new TimeSlice();
+    for (const l of this.listeners) {
+      if (l.detectorsSaved) await l.detectorsSaved(detectors);
+      else {
+        for (const { saved, before } of detectors) {
+          await (before ? l.detectorUpdated(saved, before) : l.detectorCreated(saved));
+          await slice.yieldIfExpired();
+        }
+      }
+    }
   }
 
   async delete(user: Principal, xid: string): Promise<EventDetectorRecord> {
@@ -195,15 +225,23 @@ export class EventDetectorService {
 
   /** Editing a detector needs its own edit permission or the edit permission of its point. */
   private async getForEdit(user: Principal, xid: string): Promise<EventDetectorRecord> {
-    const d = await this.get(user, xid);
-    const point = await this.points.findById(d.dataPointId);
-    const allowed = hasPermission(user, d.editPermission) || (point !== undefined && (await this.points.mayEdit(user, point)));
-    if (!allowed) throw DomainError.accessDenied();
+    const d = await this.repo.findOne('xid', xid);
+    if (!d) throw notFound();
+    await this.checkEdit(user, d);
     return d;
   }
 
-  private async editablePoint(user: Principal, xid: string): Promise<DataPointRecord> {
-    const point = await this.points.findByXid(xid);
+  /** May the user edit this stored detector: read permission on it and its point, edit permission on either. */
+  async checkEdit(user: Principal, d: EventDetectorRecord, points: PointLookup = this.points): Promise<void> {
+    assertPermission(user, d.readPermission);
+    const point = await points.findById(d.dataPointId);
+    if (point) assertPermission(user, point.readPermission);
+    const allowed = hasPermission(user, d.editPermission) || (point !== undefined && (await this.points.mayEdit(user, point)));
+    if (!allowed) throw DomainError.accessDenied();
+  }
+
+  private async editablePoint(user: Principal, xid: string, points: PointLookup): Promise<DataPointRecord> {
+    const point = await points.findByXid(xid);
     if (!point) throw DomainError.invalid('dataPointXid', 'Data point not found', OBJECT_TYPE);
     if (!(await this.points.mayEdit(user, point))) throw DomainError.accessDenied();
     return point;

@@ -14,6 +14,7 @@ import {
   type EventType,
   type NewEvent,
   type RtnCause,
+  type DetectorScope,
   type WatchedDetector,
 } from '../store/metadata/events.js';
 import type { DataPointService } from './data-points.js';
@@ -266,9 +267,9 @@ export class EventService {
 
   // ---- detector runtime ---------------------------------------------------------------------
 
-  /** Detectors of live points, optionally narrowed to one point, source or detector. */
-  watchedDetectors(scope?: { pointId?: number; sourceId?: number; detectorId?: number }): Promise<WatchedDetector[]> {
-    return this.repo.watchedDetectors(scope);
+  /** Detectors of live points, optionally narrowed (DetectorScope); a page of them by id when `limit` is given. */
+  watchedDetectors(scope?: DetectorScope, afterId?: number, limit?: number): Promise<WatchedDetector[]> {
+    return this.repo.watchedDetectors(scope, afterId, limit);
   }
 
   /** Which of these detectors have an open episode (an event raised and not yet cleared). */

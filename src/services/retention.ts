@@ -8,6 +8,7 @@ import { DateTime } from 'luxon';
 import type { Logger } from 'pino';
 import type { RetentionPeriod } from '../config.js';
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
+import { minOf } from '../core/extremes.js';
 import { parseInstant } from '../core/time.js';
 import type { Validator } from '../core/validation.js';
 import type { Period, PointRetention } from '../store/metadata/data-points.js';
@@ -76,9 +77,15 @@ export class RetentionService {
     return this.serialised(async () => {
       const points = selected(await this.deps.points.retention(), xids);
       const cutoffs = new Map<number, number>();
+      // Points share a few periods: each cutoff is computed once (a calendar step costs microseconds).
+      const byPeriod = new Map<string, number>();
       for (const p of points) {
         const period = p.purgeOverride ? p.purgePeriod : this.deps.defaultRetention;
-        if (period) cutoffs.set(p.id, cutoffOf(period, now));
+        if (!period) continue;
+        const key = `${period.periods} ${period.type}`;
+        let cutoff = byPeriod.get(key);
+        if (cutoff === undefined) byPeriod.set(key, (cutoff = cutoffOf(period, now)));
+        cutoffs.set(p.id, cutoff);
       }
       const deleted = await this.purge(cutoffs, xids === undefined && points.length > 0 && cutoffs.size === points.length);
       if (xids === undefined) await this.recordPurge(now);
@@ -135,7 +142,7 @@ export class RetentionService {
     let deleted = 0;
     try {
       if (everySeries && cutoffs.size > 0 && this.deps.store.dropBefore) {
-        const dropped = await this.deps.store.dropBefore(Math.min(...cutoffs.values()));
+        const dropped = await this.deps.store.dropBefore(minOf(cutoffs.values()));
         if (dropped > 0) for (const id of cutoffs.keys()) touched.set(id, -Infinity);
         deleted += dropped;
       }

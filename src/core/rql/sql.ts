@@ -7,7 +7,7 @@ export class SqlParams {
   readonly values: unknown[] = [];
 
   constructor(initial: readonly unknown[] = []) {
-    this.values.push(...initial);
+    for (const v of initial) this.values.push(v);
   }
 
   add(value: unknown): string {
@@ -22,9 +22,20 @@ export interface SqlQueryParts {
   /** How many leading `values` the WHERE binds (sort keys may bind more after them). */
   whereValueCount: number;
   orderBy: string;
+  /**
+   * The ORDER BY's keys one by one (ascending with NULLs first, or descending with NULLs last; the
+   * tiebreak last), so that a long window can be read in keyset pages rather than by OFFSET.
+   */
+  keys?: SortKey[];
   limit: number;
   offset: number;
   values: unknown[];
+}
+
+export interface SortKey {
+  /** The SQL expression (its parameters among the query's values). */
+  expr: string;
+  descending: boolean;
 }
 
 const OPS = { eq: '=', ne: '<>', gt: '>', lt: '<', ge: '>=', le: '<=' } as const;
@@ -118,11 +129,12 @@ function sqlArrayType(ref: ColumnRef): string {
 export function toSql(resource: ResourceDef, plan: Plan, params: SqlParams = new SqlParams()): SqlQueryParts {
   const where = plan.filter ? nodeSql(plan.filter, params) : 'true';
   const whereValueCount = params.values.length;
-  const keys = plan.sort.map(({ ref, descending }) => {
+  const keys: SortKey[] = plan.sort.map(({ ref, descending }) => {
     const column = expr(ref, params);
-    const key = ref.type === 'enum' && !ref.asText ? rank(ref, params, column) : column;
-    return `${key} ${descending ? 'desc nulls last' : 'asc nulls first'}`;
+    return { expr: ref.type === 'enum' && !ref.asText ? rank(ref, params, column) : column, descending };
   });
-  keys.push(resource.tiebreak);
-  return { where, whereValueCount, orderBy: keys.join(', '), limit: plan.limit, offset: plan.offset, values: params.values };
+  const orderBy = keys.map((k) => `${k.expr} ${k.descending ? 'desc nulls last' : 'asc nulls first'}`);
+  orderBy.push(resource.tiebreak);
+  keys.push({ expr: resource.tiebreak, descending: false });
+  return { where, whereValueCount, orderBy: orderBy.join(', '), keys, limit: plan.limit, offset: plan.offset, values: params.values };
 }

@@ -17,6 +17,13 @@ export interface TableDef<T> {
   json?: readonly (keyof T)[];
 }
 
+/**
+ * Rows one read of many asks for. PGlite decodes rows on this thread, a wide one (a data point) in
+ * some 0.1 ms, so a read of many is split into statements of this many, between which the event
+ * loop runs (store/metadata/pglite.ts); on a server it costs a round trip per page.
+ */
+export const READ_PAGE = 100;
+
 export class CrudRepository<T extends Row & { id: number }> {
   private readonly select: string;
   readonly source: ListSource;
@@ -36,8 +43,22 @@ export class CrudRepository<T extends Row & { id: number }> {
     return rows[0];
   }
 
+  /** The records whose `field` is one of `values` (in id order). */
+  async findMany(field: keyof T & string, values: readonly unknown[]): Promise<T[]> {
+    if (values.length === 0) return [];
+    return this.db.query<T>(`select ${this.select} from ${this.def.from} where ${this.def.read[field]} = any($1) order by t.id`, [values]);
+  }
+
+  /** Every record whose `field` is `value`, in id order, read a page at a time (see READ_PAGE). */
   async findAll(field: keyof T & string, value: unknown): Promise<T[]> {
-    return this.db.query<T>(`select ${this.select} from ${this.def.from} where ${this.def.read[field]} = $1 order by t.id`, [value]);
+    const all: T[] = [];
+    const text = `select ${this.select} from ${this.def.from} where ${this.def.read[field]} = $1 and t.id > $2 order by t.id limit ${READ_PAGE}`;
+    for (let after = 0; ; ) {
+      const page = await this.db.query<T>(text, [value, after]);
+      for (const r of page) all.push(r);
+      if (page.length < READ_PAGE) return all;
+      after = page[page.length - 1]!.id;
+    }
   }
 
   count(q: SqlQueryParts): Promise<number> {
@@ -67,6 +88,29 @@ export class CrudRepository<T extends Row & { id: number }> {
       params,
     );
     return (await this.findOne('id', rows[0]!.id))!;
+  }
+
+  /**
+   * Inserts many rows in one statement (a field left undefined takes the column's default) and
+   * answers the records in id order. Keep rows × fields well under PostgreSQL's 65,535 parameters.
+   */
+  async insertMany(rows: readonly Partial<T>[]): Promise<T[]> {
+    if (rows.length === 0) return [];
+    const fields = (Object.keys(this.def.write) as (keyof T & string)[]).filter((f) => rows.some((r) => r[f] !== undefined));
+    const params: unknown[] = [];
+    const tuples = rows.map((row) => {
+      const cells = fields.map((f) => {
+        if (row[f] === undefined) return 'default';
+        params.push(this.def.json?.includes(f) ? JSON.stringify(row[f]) : row[f]);
+        return `$${params.length}`;
+      });
+      return `(${cells.join(', ')})`;
+    });
+    const ids = await this.db.query<{ id: number }>(
+      `insert into ${this.def.table} (${fields.map((f) => this.def.write[f] as string).join(', ')}) values ${tuples.join(', ')} returning id`,
+      params,
+    );
+    return this.findMany('id', ids.map((r) => r.id));
   }
 
   async update(id: number, values: Partial<T>): Promise<T | undefined> {

@@ -89,12 +89,22 @@ export interface PointRetention {
   purgePeriod: Period;
 }
 
+/** Rows of the retention read per statement: narrow rows, so more than READ_PAGE (crud.ts). */
+const RETENTION_PAGE = 500;
+
 export class DataPointsRepository extends CrudRepository<DataPointRecord> {
-  /** Every point's retention settings (one small row each). */
+  /** Every point's retention settings (one small row each), read RETENTION_PAGE at a time. */
   async retention(): Promise<PointRetention[]> {
-    return this.db.query<PointRetention & Record<string, unknown>>(
-      'select id, xid, purge_override as "purgeOverride", purge_period as "purgePeriod" from data_points order by id',
-    );
+    const all: PointRetention[] = [];
+    for (let after = 0; ; ) {
+      const page = await this.db.query<PointRetention & Record<string, unknown>>(
+        `select id, xid, purge_override as "purgeOverride", purge_period as "purgePeriod" from data_points where id > $1 order by id limit ${RETENTION_PAGE}`,
+        [after],
+      );
+      for (const p of page) all.push(p);
+      if (page.length < RETENTION_PAGE) return all;
+      after = page[page.length - 1]!.id;
+    }
   }
 
   /** Runtime state, written by the data source runtime (not a change of the point's configuration). */

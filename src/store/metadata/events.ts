@@ -236,19 +236,31 @@ export class EventsRepository extends CrudRepository<EventRecord> {
     await this.db.query('update events set data_source_xid = $2 where data_source_id = $1 and data_source_xid <> $2', [sourceId, xid]);
   }
 
-  /** Detectors of live points (point and source enabled), optionally of one point, source or detector. */
-  async watchedDetectors(scope: { pointId?: number; sourceId?: number; detectorId?: number } = {}): Promise<WatchedDetector[]> {
+  /**
+   * Detectors of live points (point and source enabled), optionally of one point, source or detector,
+   * or of the listed points or detectors; by id, those after `afterId`, at most `limit` (a page).
+   */
+  async watchedDetectors(scope: DetectorScope = {}, afterId = 0, limit?: number): Promise<WatchedDetector[]> {
     const rows = await this.db.query<WatchedRow>(
       `select d.id, d.xid, d.name, d.data_point_id, p.xid as point_xid, d.detector_type, d.alarm_level, d.config,
               d.read_permission, d.edit_permission, p.name as point_name, p.device_name, s.id as source_id, s.xid as source_xid
        from event_detectors d join data_points p on p.id = d.data_point_id join data_sources s on s.id = p.data_source_id
        where p.enabled and s.enabled and ($1::int is null or p.id = $1) and ($2::int is null or s.id = $2) and ($3::int is null or d.id = $3)
-       order by d.id`,
-      [scope.pointId ?? null, scope.sourceId ?? null, scope.detectorId ?? null],
+         and ($4::int[] is null or p.id = any($4::int[])) and ($5::int[] is null or d.id = any($5::int[])) and d.id > $6
+       order by d.id limit $7`,
+      [scope.pointId ?? null, scope.sourceId ?? null, scope.detectorId ?? null, scope.pointIds ?? null, scope.detectorIds ?? null, afterId, limit ?? null],
     );
     return rows.map(watched);
   }
+}
 
+/** Which detectors the runtime asks for: one point, source or detector, or lists of points or detectors. */
+export interface DetectorScope {
+  pointId?: number;
+  sourceId?: number;
+  detectorId?: number;
+  pointIds?: readonly number[];
+  detectorIds?: readonly number[];
 }
 
 interface WatchedRow {

@@ -62,6 +62,7 @@ export class BucketCachedStore implements PointValueStore {
     this.timeRange = inner.timeRange;
     this.appendConcurrency = inner.appendConcurrency;
     this.maxBuckets = Math.max(0, options.maxBuckets ?? DEFAULT_MAX_BUCKETS);
+    if (inner.seriesBefore) this.seriesBefore = inner.seriesBefore.bind(inner);
     if (inner.dropBefore) {
       const drop = inner.dropBefore.bind(inner);
       // Every series may lose buckets: start afresh, also after (a read meanwhile may have cached some).
@@ -108,6 +109,9 @@ export class BucketCachedStore implements PointValueStore {
 
   /** Defined only where the inner store drops partitions (see the constructor). */
   dropBefore?: (before: number) => Promise<number>;
+
+  /** Defined only where the inner store has it (see the constructor). */
+  seriesBefore?: (before: number) => Promise<number[]>;
 
   async compact(): Promise<void> {
     if (!this.inner.compact) return;

@@ -2,6 +2,8 @@
 // oldest value on, a slice of time at a time, each slice one `delete` of the engine (so appends queued
 // meanwhile go between slices). The slice adapts to the density of the series: a slice that deleted
 // many values is followed by a shorter one, one that deleted few by a longer one.
+import { maxOf } from '../../core/extremes.js';
+import { TimeSlice } from '../../core/time-slice.js';
 import { INSTANT_RANGE, type PointValueStore } from './types.js';
 
 const DAY_MS = 86_400_000;
@@ -16,10 +18,17 @@ export async function purgeSeries(
   onSeries: (series: number, deleted: number) => void = () => {},
 ): Promise<number> {
   let total = 0;
-  for (const [series, cutoff] of cutoffs) {
+  // Most points may have nothing to purge: where the engine can tell which series may, only those
+  // are visited (one query rather than one per point). The loop still yields, however many remain.
+  const candidates = store.seriesBefore ? await store.seriesBefore(maxOf(cutoffs.values())) : cutoffs.keys();
+  const slice = new TimeSlice();
+  for (const series of candidates) {
+    const cutoff = cutoffs.get(series);
+    if (cutoff === undefined) continue;
     const n = await purgeOne(store, series, cutoff);
     if (n > 0) onSeries(series, n);
     total += n;
+    await slice.yieldIfExpired();
   }
   return total;
 }

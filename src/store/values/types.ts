@@ -97,6 +97,12 @@ export interface PointValueStore {
    * such partitions: retention then deletes series by series (purge.ts).
    */
   dropBefore?(before: number): Promise<number>;
+  /**
+   * The series that may hold values older than `before` (every series that does is among them),
+   * found without a query per series, so that retention over many points visits only those. Absent
+   * where the engine has no such way: retention then asks range() of every series (purge.ts).
+   */
+  seriesBefore?(before: number): Promise<number[]>;
   /** Rewrites storage for read speed (DuckDB: sorted by series and time); absent where the engine needs none. */
   compact?(): Promise<void>;
   /**

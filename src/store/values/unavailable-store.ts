@@ -58,5 +58,6 @@ export function withUnavailableAsDomainError(
   if (store.compact) wrapped.compact = () => store.compact!().catch(unavailable);
   // Maintenance of many statements (each bounded by the engine) may rightly take longer than one call.
   if (store.dropBefore) wrapped.dropBefore = (before) => store.dropBefore!(before).catch(unavailable);
+  if (store.seriesBefore) wrapped.seriesBefore = (before) => store.seriesBefore!(before).catch(unavailable);
   return wrapped;
 }

@@ -537,6 +537,13 @@ export class DuckDbStore implements DuckDbValueStore {
     }
   }
 
+  /** From the oldest ts seen per series (never above what is stored), without a query. */
+  async seriesBefore(before: number): Promise<number[]> {
+    const found: number[] = [];
+    for (const [series, oldest] of this.minTs) if (oldest < before) found.push(series);
+    return found;
+  }
+
   async buckets(series: number, from: number, to: number): Promise<BucketAggregate[]> {
     const lo = bucketCeil(clampTs(from));
     const hi = bucketCeil(clampTs(to));

@@ -85,6 +85,17 @@ export const SQL = {
   buckets: `SELECT bucket, count, sum, min, max, first_ts, first_value, last_ts, last_value, inner_integral
             FROM ${HOURLY} WHERE series = $1 AND bucket >= $2 AND bucket < $3 ORDER BY bucket`,
   deleteRange: `DELETE FROM ${RAW} WHERE series = $1 AND ts >= $2 AND ts < $3`,
+  /**
+   * The series with a value before $1: a skip scan over the primary key (one probe per series that
+   * has values at all, none for the points that have none), then one probe each below $1.
+   */
+  seriesBefore: `WITH RECURSIVE s(series) AS (
+                   (SELECT series FROM ${RAW} ORDER BY series LIMIT 1)
+                   UNION ALL
+                   SELECT (SELECT p.series FROM ${RAW} AS p WHERE p.series > s.series ORDER BY p.series LIMIT 1)
+                   FROM s WHERE s.series IS NOT NULL)
+                 SELECT s.series FROM s
+                 WHERE s.series IS NOT NULL AND EXISTS (SELECT 1 FROM ${RAW} AS p WHERE p.series = s.series AND p.ts < $1)`,
   /** Buckets wholly inside a deleted range: nothing of them is left. */
   deleteInnerBuckets: `DELETE FROM ${HOURLY} WHERE series = $1 AND bucket > $2 AND bucket < $3`,
   /** The hourly rows of every series in [$1, $2) (hour indexes): a dropped month's. */

@@ -296,6 +296,11 @@ export class PostgresStore implements PointValueStore {
 
   // ---- reads: the pool ----
 
+  async seriesBefore(before: number): Promise<number[]> {
+    const { rows } = await this.read<{ series: number }>(SQL.seriesBefore, [clampTs(before)]);
+    return rows.map((r) => r.series);
+  }
+
   /** A read, sent again on another connection when the server had ended the one it went on. */
   private read<T extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<pg.QueryResult<T>> {
     return pgRead<T>(this.pool, { text, values }, READ_ATTEMPTS);

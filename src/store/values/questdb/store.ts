@@ -22,6 +22,7 @@
 // process; only `sync` survives an OS crash or power loss.
 import type { Logger } from 'pino';
 import { ConfigError } from '../../../config.js';
+import { maxOf, minOf } from '../../../core/extremes.js';
 import { appendedHook, engineLogger, type ValueStoreHooks } from '../hooks.js';
 import { sortRows } from '../sort.js';
 import type { BucketAggregate, PointValueStore, StoredValue, ValueBatch } from '../types.js';
@@ -442,8 +443,8 @@ class QuestDbValueStore implements QuestDbStore {
     }
     const lines = new IlpLines();
     for (const [series, list] of bySeries) {
-      const from = Math.min(...list.map((s) => s.from));
-      const to = Math.max(...list.map((s) => s.to));
+      const from = minOf(list.map((s) => s.from));
+      const to = maxOf(list.map((s) => s.to));
       const existing = new Set(
         (await this.conn.query<{ bucket_us: string | number }>(this.sql.hourStarts(series, from, to))).map((r) => microsToMs(r.bucket_us)),
       );
@@ -460,7 +461,7 @@ class QuestDbValueStore implements QuestDbStore {
 
   /** A write failed part-way: what it may have committed is made consistent before the next write. */
   private failed(spans: readonly HourSpan[]): void {
-    this.repair.push(...spans);
+    for (const span of spans) this.repair.push(span);
     for (const span of spans) this.tails.forget(span.series);
   }
 
