@@ -6,21 +6,14 @@
 // point's history, rollup periods on clock boundaries; and no horizontal overflow at 400 px.
 // Screenshots go to test/artifacts/console-*.png.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import mqtt from 'mqtt';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-import { WEB_CONSOLE_DIR } from '../src/app.js';
-import { projectRoot } from '../src/paths.js';
-import { startTestApp, type TestApp } from './helpers/app.js';
-import { loggedIn, type ApiClient, type List } from './helpers/client.js';
+import type { Locator, Page } from 'playwright-core';
+import type { ApiClient, List } from './helpers/client.js';
+import { ARTIFACTS, openConsole, type ConsoleSession } from './helpers/console-browser.js';
 import { Device } from './helpers/modbus-device.js';
 import { eventually, freePort } from './helpers/wait.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const REQUIRE_CHROMIUM = /^(1|true|yes|on)$/i.test(process.env.TEST_REQUIRE_CHROMIUM ?? '');
-const ARTIFACTS = join(projectRoot, 'test', 'artifacts');
 const BROKER = 'mqtt://127.0.0.1:1883';
 const SERIES_RGB = [0x1f, 0x77, 0xb4];
 const PROBE_SERIES = `(() => {
@@ -65,46 +58,22 @@ function floatWords(v: number, order: 'BIG' | 'LITTLE'): number[] {
 
 describe('web console as an operator tool (Chromium)', function () {
   this.timeout(120_000);
-  let app: TestApp;
+  let session: ConsoleSession;
   let api: ApiClient;
-  let browser: Browser;
   let page: Page;
-  const pageErrors: string[] = [];
-  const cspViolations: string[] = [];
 
   before(async function () {
-    if (!existsSync(CHROMIUM)) {
-      const why = `Chromium not found at ${CHROMIUM}: install Debian's package (apt-get install chromium; .ci/run does) or set CHROMIUM_PATH`;
-      if (REQUIRE_CHROMIUM) throw new Error(`${why} (TEST_REQUIRE_CHROMIUM is set)`);
-      console.log(`  !! skipped: the console operator browser suite. ${why}.`);
-      this.skip();
-    }
-    if (!existsSync(join(WEB_CONSOLE_DIR, 'index.html'))) execFileSync(process.execPath, ['scripts/build-web.mjs'], { cwd: projectRoot, stdio: 'inherit' });
-    [app, browser] = await Promise.all([startTestApp(), chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] })]);
-    api = await loggedIn(app.url, 'admin', 'admin');
-    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, timezoneId: 'Europe/Berlin' });
-    page = await context.newPage();
-    page.setDefaultTimeout(20_000);
-    page.on('pageerror', (err) => pageErrors.push(err.message));
-    page.on('console', (msg) => {
-      if (/Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
-    });
-    await page.goto(app.url);
-    await page.getByLabel('Username').fill('admin');
-    await page.getByLabel('Password').fill('admin');
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('button', { name: 'Log out' }).waitFor();
-    mkdirSync(ARTIFACTS, { recursive: true });
+    session = await openConsole(this, 'the console operator browser suite');
+    ({ api, page } = session);
   });
 
   after(async () => {
-    await browser?.close();
-    await app?.stop();
+    await session?.close();
   });
 
   afterEach(() => {
-    assert.deepEqual(pageErrors, [], 'no script errors in the page');
-    assert.deepEqual(cspViolations, [], 'no Content-Security-Policy violations');
+    assert.deepEqual(session.pageErrors, [], 'no script errors in the page');
+    assert.deepEqual(session.cspViolations, [], 'no Content-Security-Policy violations');
   });
 
   async function showPoints(rql: string): Promise<void> {
@@ -284,9 +253,11 @@ describe('web console as an operator tool (Chromium)', function () {
     try {
       const cell = page.locator(`td[data-live-xid="${point.xid}"]`);
       await eventually('the published value in the list', async () => {
+        // Published again until it arrives: the source may still be subscribing to the new point's topic.
         await client.publishAsync(topic, JSON.stringify({ data: { t: 22.5 } }));
-        return (await cell.locator('.reading').textContent()) === '22.5 °C' ? true : undefined;
-      });
+        const reading = await cell.locator('.reading').textContent({ timeout: 1_000 }).catch(() => undefined);
+        return reading === '22.5 °C' ? true : undefined;
+      }, 30_000, 250);
 
       // A message the point cannot read: the row shows a warning marker with its text once listed again.
       await client.publishAsync(topic, 'not json');

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { loadConfig } from '../src/config.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ApiClient, loggedIn } from './helpers/client.js';
-import { assertStoreUnavailable, describeOutcomes, StoreLoad, took, type Outcome, type RequestKind } from './helpers/store-load.js';
+import { assertAnsweredInTime, assertRefused, loadPoint, StoreLoad, took, type Outcome, type RequestKind } from './helpers/store-load.js';
 import { dropQuestDbTable, newQuestDbTableName } from './helpers/value-engines.questdb.js';
 import { questdbSettings } from './helpers/value-engines.js';
 import { eventually } from './helpers/wait.js';
@@ -21,7 +21,6 @@ const STORE_TIMEOUT_MS = Number(process.env.TEST_STORE_TIMEOUT_MS ?? loadConfig(
 /** What a request may take beyond STORE_TIMEOUT_MS on this busy machine. */
 const MARGIN_MS = 1_500;
 const HEALTH_WITHIN_MS = 2_000 + 500;
-const API = '/rest/latest';
 const XID = 'sigstop-dp';
 
 if (!ilp || !pgUrl || !pidFile) {
@@ -51,10 +50,7 @@ if (!ilp || !pgUrl || !pidFile) {
       process.once('exit', thaw);
       app = await startTestApp('pglite', { QUESTDB_ILP: ilp, QUESTDB_PG: pgUrl, QUESTDB_TABLE: table, STORE_TIMEOUT_MS: String(STORE_TIMEOUT_MS) });
       admin = await loggedIn(app.url, 'admin', 'admin');
-      const ds = await admin.post(`${API}/data-sources`, { xid: 'sigstop-ds', name: 'SIGSTOP', modelType: 'VIRTUAL' });
-      assert.equal(ds.status, 201, ds.text);
-      const dp = await admin.post(`${API}/data-points`, { xid: XID, name: 'Through SIGSTOP', dataSourceXid: 'sigstop-ds', pointLocator: { dataType: 'NUMERIC', changeType: 'NO_CHANGE' } });
-      assert.equal(dp.status, 201, dp.text);
+      await loadPoint(admin, XID, 'Through SIGSTOP');
     });
 
     after(async () => {
@@ -88,18 +84,10 @@ if (!ilp || !pgUrl || !pidFile) {
       const during = load.during(frozenAt, thawedAt);
       console.log(`    STORE_TIMEOUT_MS ${STORE_TIMEOUT_MS}, SIGSTOP for ${thawedAt - frozenAt} ms:`);
       for (const kind of ['health', 'rollup', 'raw', 'write'] as const) console.log(`      ${summarize(kind, during)}`);
-      const summary = describeOutcomes(during);
-      for (const o of during) {
-        assert.ok(o.status === 200 || o.status === 503, `${o.kind} answered ${o.status} during the freeze: ${o.body.slice(0, 200)}`);
-        if (o.status === 503 && o.kind !== 'health') assertStoreUnavailable(o);
-        const within = o.kind === 'health' ? HEALTH_WITHIN_MS : STORE_TIMEOUT_MS + MARGIN_MS;
-        assert.ok(took(o) <= within, `${o.kind} took ${took(o)} ms during the freeze (at most ${within}): ${summary}`);
-      }
+      assertAnsweredInTime(during, { storeTimeoutMs: STORE_TIMEOUT_MS, marginMs: MARGIN_MS, healthWithinMs: HEALTH_WITHIN_MS });
       // With a freeze of two time-outs only a few reads fit in it, and one may be answered just after
       // SIGCONT (in time): some read, not every kind of read, is refused.
-      for (const kinds of [['write'], ['rollup', 'raw'], ['health']]) {
-        assert.ok(during.some((o) => kinds.includes(o.kind) && o.status === 503), `no ${kinds.join(' or ')} was answered 503 during the freeze: ${summary}`);
-      }
+      assertRefused(during, [['write'], ['rollup', 'raw'], ['health']]);
       await load.assertAcknowledgedStored();
     });
   });

@@ -19,8 +19,8 @@ import { ApiClient, loggedIn } from './helpers/client.js';
 import { batchOf } from './helpers/duckdb-temp.js';
 import { dropSchema, newSchemaName, testDatabaseUrl } from './helpers/engines.js';
 import { Relay } from './helpers/relay.js';
-import { assertStoreUnavailable, describeOutcomes, StoreLoad, timedGet, took } from './helpers/store-load.js';
-import { eventually, freePort } from './helpers/wait.js';
+import { assertAnsweredInTime, assertRefused, degradedAnswers, describeOutcomes, loadPoint, StoreLoad, timedGet } from './helpers/store-load.js';
+import { eventually } from './helpers/wait.js';
 
 const API = '/rest/latest';
 const STORE_TIMEOUT_MS = 1_500;
@@ -28,6 +28,7 @@ const STORE_TIMEOUT_MS = 1_500;
 const MARGIN_MS = 1_500;
 /** /health answers within 2 s; the margin is the test's own HTTP round trip on a loaded machine. */
 const HEALTH_WITHIN_MS = 2_000 + 500;
+const LIMITS = { storeTimeoutMs: STORE_TIMEOUT_MS, marginMs: MARGIN_MS, healthWithinMs: HEALTH_WITHIN_MS };
 const FREEZE_MS = Number(process.env.TEST_FREEZE_MS ?? 8_000);
 const XID = 'freeze-dp';
 
@@ -47,17 +48,11 @@ if (databaseUrl === undefined) {
     let admin: ApiClient;
 
     before(async () => {
-      const server = new URL(databaseUrl);
-      relay = new Relay(await freePort(), { host: server.hostname, port: Number(server.port || 5432) });
-      await relay.open();
-      const viaRelay = new URL(databaseUrl);
-      viaRelay.host = `127.0.0.1:${relay.port}`;
-      app = await startTestApp('postgresql', { DATABASE_URL: viaRelay.toString(), VALUE_STORE: 'postgres', STORE_TIMEOUT_MS: String(STORE_TIMEOUT_MS) });
+      let viaRelay: string;
+      ({ relay, url: viaRelay } = await Relay.forUrl(databaseUrl, 5432));
+      app = await startTestApp('postgresql', { DATABASE_URL: viaRelay, VALUE_STORE: 'postgres', STORE_TIMEOUT_MS: String(STORE_TIMEOUT_MS) });
       admin = await loggedIn(app.url, 'admin', 'admin');
-      const ds = await admin.post(`${API}/data-sources`, { xid: 'freeze-ds', name: 'Freeze', modelType: 'VIRTUAL' });
-      assert.equal(ds.status, 201, ds.text);
-      const dp = await admin.post(`${API}/data-points`, { xid: XID, name: 'Through the freeze', dataSourceXid: 'freeze-ds', pointLocator: { dataType: 'NUMERIC', changeType: 'NO_CHANGE' } });
-      assert.equal(dp.status, 201, dp.text);
+      await loadPoint(admin, XID, 'Through the freeze');
     });
 
     after(async () => {
@@ -91,26 +86,16 @@ if (databaseUrl === undefined) {
         if (process.env.TEST_FREEZE_LOG) console.log(describeOutcomes(load.during(frozenAt - 1_000, thawedAt + 3_000)));
 
         const during = load.during(frozenAt, thawedAt);
-        const summary = describeOutcomes(during);
-        for (const o of during) {
-          assert.ok(o.status === 200 || o.status === 503, `${o.kind} answered ${o.status} during the freeze: ${o.body.slice(0, 200)}`);
-          if (o.status === 503 && o.kind !== 'health') assertStoreUnavailable(o);
-          const within = o.kind === 'health' ? HEALTH_WITHIN_MS : STORE_TIMEOUT_MS + MARGIN_MS;
-          assert.ok(took(o) <= within, `${o.kind} took ${took(o)} ms during the freeze (at most ${within}): ${summary}`);
-        }
+        assertAnsweredInTime(during, LIMITS);
         // Every kind of request was refused at least once, none waited for the thaw.
-        for (const kind of ['write', 'rollup', 'raw', 'metadata'] as const) {
-          assert.ok(during.some((o) => o.kind === kind && o.status === 503), `no ${kind} was answered 503 during the freeze: ${summary}`);
-        }
-        const degraded = during.filter((o) => o.kind === 'health' && o.status === 503);
-        assert.ok(degraded.length > 0, `/health never said degraded: ${summary}`);
-        for (const o of degraded) {
-          const body = JSON.parse(o.body) as { status: string; metadata: { ok: boolean }; values: { ok: boolean } };
+        assertRefused(during, [['write'], ['rollup'], ['raw'], ['metadata']]);
+        const degraded = degradedAnswers(during);
+        for (const { body } of degraded) {
           assert.equal(body.status, 'degraded');
           assert.equal(body.metadata.ok && body.values.ok, false);
         }
         // /health (cached for 1 s) says degraded within the cache age and a ping budget of the freeze.
-        const firstDegraded = Math.min(...degraded.map((o) => o.ended));
+        const firstDegraded = Math.min(...degraded.map((d) => d.outcome.ended));
         assert.ok(firstDegraded - frozenAt <= 1_000 + HEALTH_WITHIN_MS, `/health said degraded ${firstDegraded - frozenAt} ms into the freeze`);
 
         await load.assertAcknowledgedStored();
@@ -132,12 +117,9 @@ if (databaseUrl === undefined) {
     const VALUES = 100_000;
 
     before(async () => {
-      const server = new URL(databaseUrl);
-      relay = new Relay(await freePort(), { host: server.hostname, port: Number(server.port || 5432) });
-      await relay.open();
-      const viaRelay = new URL(databaseUrl);
-      viaRelay.host = `127.0.0.1:${relay.port}`;
-      app = await startTestApp('postgresql', { DATABASE_URL: viaRelay.toString(), VALUE_STORE: 'postgres', STORE_TIMEOUT_MS: String(STORE_TIMEOUT_MS) });
+      let viaRelay: string;
+      ({ relay, url: viaRelay } = await Relay.forUrl(databaseUrl, 5432));
+      app = await startTestApp('postgresql', { DATABASE_URL: viaRelay, VALUE_STORE: 'postgres', STORE_TIMEOUT_MS: String(STORE_TIMEOUT_MS) });
       admin = await loggedIn(app.url, 'admin', 'admin');
       assert.equal((await admin.post(`${API}/data-sources`, { xid: 'bulk-ds', name: 'Bulk', modelType: 'VIRTUAL' })).status, 201);
       assert.equal((await admin.post(`${API}/data-points`, { xid: 'bulk-dp', name: 'Bulk', dataSourceXid: 'bulk-ds', pointLocator: { dataType: 'NUMERIC', changeType: 'NO_CHANGE' } })).status, 201);
@@ -197,12 +179,7 @@ if (databaseUrl === undefined) {
     const schema = newSchemaName();
 
     before(async () => {
-      const server = new URL(databaseUrl);
-      relay = new Relay(await freePort(), { host: server.hostname, port: Number(server.port || 5432) });
-      await relay.open();
-      const url = new URL(databaseUrl);
-      url.host = `127.0.0.1:${relay.port}`;
-      viaRelay = url.toString();
+      ({ relay, url: viaRelay } = await Relay.forUrl(databaseUrl, 5432));
     });
 
     after(async () => {

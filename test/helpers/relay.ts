@@ -3,6 +3,7 @@
 // but silent, as under SIGSTOP: connections stay open and new ones are accepted, but no byte moves) and
 // thaws.
 import { createServer, connect, type Server, type Socket } from 'node:net';
+import { freePort } from './wait.js';
 
 /** A TCP relay to a server (PostgreSQL, QuestDB) that can be cut and restored, or frozen and thawed. */
 export class Relay {
@@ -80,5 +81,15 @@ export class Relay {
       a.pipe(b);
       a.resume();
     }
+  }
+
+  /** A relay opened to the server of `url` (a postgres:// URL), and that URL going through it. */
+  static async forUrl(url: string, defaultPort: number): Promise<{ relay: Relay; url: string }> {
+    const server = new URL(url);
+    const relay = new Relay(await freePort(), { host: server.hostname, port: Number(server.port || defaultPort) });
+    await relay.open();
+    const through = new URL(url);
+    through.host = `127.0.0.1:${relay.port}`;
+    return { relay, url: through.toString() };
   }
 }

@@ -123,3 +123,44 @@ export async function timedGet(baseUrl: string, path: string): Promise<{ status:
   await res.text();
   return { status: res.status, ms: Date.now() - started };
 }
+
+/** How long requests may take while a store is frozen: a store call by its time-out, /health by its 2 s. */
+export interface FreezeLimits {
+  storeTimeoutMs: number;
+  /** What a request may take beyond the time-out on a busy machine (the store call and the HTTP round trip). */
+  marginMs: number;
+  healthWithinMs: number;
+}
+
+/** Every request during a freeze was answered 200 or a store's 503, each within its limit. */
+export function assertAnsweredInTime(during: readonly Outcome[], limits: FreezeLimits): void {
+  const summary = describeOutcomes(during);
+  for (const o of during) {
+    assert.ok(o.status === 200 || o.status === 503, `${o.kind} answered ${o.status} during the freeze: ${o.body.slice(0, 200)}`);
+    if (o.status === 503 && o.kind !== 'health') assertStoreUnavailable(o);
+    const within = o.kind === 'health' ? limits.healthWithinMs : limits.storeTimeoutMs + limits.marginMs;
+    assert.ok(took(o) <= within, `${o.kind} took ${took(o)} ms during the freeze (at most ${within}): ${summary}`);
+  }
+}
+
+/** For each group of kinds, some request of the group was answered 503 during the freeze. */
+export function assertRefused(during: readonly Outcome[], groups: readonly (readonly RequestKind[])[]): void {
+  for (const kinds of groups) {
+    assert.ok(during.some((o) => kinds.includes(o.kind) && o.status === 503), `no ${kinds.join(' or ')} was answered 503 during the freeze: ${describeOutcomes(during)}`);
+  }
+}
+
+/** The /health answers 503 during the freeze, parsed; at least one. */
+export function degradedAnswers(during: readonly Outcome[]): { outcome: Outcome; body: { status: string; metadata: { ok: boolean }; values: { ok: boolean } } }[] {
+  const degraded = during.filter((o) => o.kind === 'health' && o.status === 503);
+  assert.ok(degraded.length > 0, `/health never said degraded: ${describeOutcomes(during)}`);
+  return degraded.map((outcome) => ({ outcome, body: JSON.parse(outcome.body) as { status: string; metadata: { ok: boolean }; values: { ok: boolean } } }));
+}
+
+/** A virtual source and a NUMERIC point for a load to write to and read from. */
+export async function loadPoint(admin: ApiClient, xid: string, name: string): Promise<void> {
+  const ds = await admin.post(`${API}/data-sources`, { xid: `${xid}-ds`, name, modelType: 'VIRTUAL' });
+  assert.equal(ds.status, 201, ds.text);
+  const dp = await admin.post(`${API}/data-points`, { xid, name, dataSourceXid: `${xid}-ds`, pointLocator: { dataType: 'NUMERIC', changeType: 'NO_CHANGE' } });
+  assert.equal(dp.status, 201, dp.text);
+}
