@@ -17,7 +17,7 @@ import { parseInstant } from '../core/time.js';
 import { isTimeZone } from '../core/validation.js';
 import { apiStatistic, apiValue } from '../services/point-value-types.js';
 import { MAX_LATEST_LIMIT, type PointValueService } from '../services/point-values.js';
-import type { Unreliability } from '../services/point-reliability.js';
+import { unreliableJsonMembers } from '../services/point-reliability.js';
 import type { RetentionService } from '../services/retention.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import { PERIOD_TYPES, planPeriods, type PeriodPlan, type PeriodType } from '../store/values/periods.js';
@@ -163,10 +163,6 @@ function rawJson(point: DataPointRecord, v: StoredValue, extra = ''): string {
     : `{"timestamp":${v.ts},"value":${value},"annotation":${JSON.stringify(v.annotation)}${extra}}`;
 }
 
-/** The current value's members saying whether its source can read the point now (history rows have none). */
-function reliabilityJson(mark: Unreliability | undefined): string {
-  return mark ? `,"unreliable":true,"unreliableSince":${mark.since},"unreliableReason":${JSON.stringify(mark.reason)}` : ',"unreliable":false';
-}
 
 function rawCsv(point: DataPointRecord, v: StoredValue): string {
   return `${v.ts},${csvCell(apiValue(point.dataType, v))},${csvCell(v.annotation)}\r\n`;
@@ -350,7 +346,7 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
     } else {
       ctx.type = JSON_TYPE;
       // The newest value is the point's current one: it says whether that is still what the device holds.
-      const current = reliabilityJson(values.reliability.get(point.id));
+      const current = `,${unreliableJsonMembers(values.reliability.get(point.id))}`;
       ctx.body = `[${newest.map((v, i) => rawJson(point, v, i === 0 ? current : '')).join(',')}]`;
     }
   });

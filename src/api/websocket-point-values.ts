@@ -22,7 +22,7 @@ import type { DataPointService } from '../services/data-points.js';
 import type { DataSourceService } from '../services/data-sources.js';
 import type { PointValueService } from '../services/point-values.js';
 import { hasPermission } from '../services/permissions.js';
-import type { Unreliability } from '../services/point-reliability.js';
+import { unreliableJsonMembers, type Unreliability } from '../services/point-reliability.js';
 import { apiValue } from '../services/point-value-types.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { StoredValue } from '../store/values/types.js';
@@ -123,15 +123,11 @@ function valueJson(dataType: string, v: StoredValue | undefined): string {
   return JSON.stringify({ dataType, value: apiValue(dataType, v), timestamp: v.ts, annotation: v.annotation });
 }
 
-function reliabilityJson(mark: Unreliability | undefined): string {
-  return mark ? `"unreliable":true,"unreliableSince":${mark.since},"unreliableReason":${JSON.stringify(mark.reason)}` : '"unreliable":false';
-}
-
 /** Encoded once and sent as is to every subscriber (ws would otherwise encode it per socket). */
 function okMessage(xid: string, event: PointEvent, value: string, enabled: boolean, mark: Unreliability | undefined): Buffer {
   const attributes = event === 'ATTRIBUTE_CHANGE' ? `,"attributes":{"UNRELIABLE":${mark !== undefined}}` : '';
   return Buffer.from(
-    `{"status":"OK","payload":{"xid":${JSON.stringify(xid)},"event":"${event}","value":${value},"enabled":${enabled},${reliabilityJson(mark)}${attributes}}}`,
+    `{"status":"OK","payload":{"xid":${JSON.stringify(xid)},"event":"${event}","value":${value},"enabled":${enabled},${unreliableJsonMembers(mark)}${attributes}}}`,
   );
 }
 

@@ -280,8 +280,9 @@ export class DataPointService {
 
   /** Edit needs the point's edit permission or its source's. */
   async getForEdit(user: Principal, xid: string): Promise<DataPointRecord> {
-    const p = await this.get(user, xid);
-    if (!(await this.mayEdit(user, p))) throw DomainError.accessDenied();
+    const p = await this.repo.findOne('xid', xid);
+    if (!p) throw notFound();
+    await this.checkEdit(user, p);
     return p;
   }
 

@@ -130,10 +130,16 @@ export class EventDetectorService {
   async get(user: Principal, xid: string): Promise<EventDetectorRecord> {
     const d = await this.repo.findOne('xid', xid);
     if (!d) throw notFound();
-    assertPermission(user, d.readPermission);
-    const point = await this.points.findById(d.dataPointId);
-    if (point) assertPermission(user, point.readPermission);
+    await this.readablePoint(user, d);
     return d;
+  }
+
+  /** Asserts the user may read the detector and its point (it inherits the point's); returns the point. */
+  private async readablePoint(user: Principal, d: EventDetectorRecord, points: PointLookup = this.points): Promise<DataPointRecord | undefined> {
+    assertPermission(user, d.readPermission);
+    const point = await points.findById(d.dataPointId);
+    if (point) assertPermission(user, point.readPermission);
+    return point;
   }
 
   /** Detectors of a point, for the runtime. */
@@ -233,9 +239,7 @@ export class EventDetectorService {
 
   /** May the user edit this stored detector: read permission on it and its point, edit permission on either. */
   async checkEdit(user: Principal, d: EventDetectorRecord, points: PointLookup = this.points): Promise<void> {
-    assertPermission(user, d.readPermission);
-    const point = await points.findById(d.dataPointId);
-    if (point) assertPermission(user, point.readPermission);
+    const point = await this.readablePoint(user, d, points);
     const allowed = hasPermission(user, d.editPermission) || (point !== undefined && (await this.points.mayEdit(user, point)));
     if (!allowed) throw DomainError.accessDenied();
   }

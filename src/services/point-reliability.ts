@@ -31,6 +31,11 @@ export function unreliableFields(mark: Unreliability | undefined): UnreliableFie
   return mark ? { unreliable: true, unreliableSince: mark.since, unreliableReason: mark.reason } : { unreliable: false, unreliableSince: null, unreliableReason: null };
 }
 
+/** The same fields as JSON members (no braces), spliced into answers written as text. */
+export function unreliableJsonMembers(mark: Unreliability | undefined): string {
+  return mark ? `"unreliable":true,"unreliableSince":${mark.since},"unreliableReason":${JSON.stringify(mark.reason)}` : '"unreliable":false';
+}
+
 export class PointReliability {
   private readonly marks = new Map<number, Unreliability>();
   /** The marked points whose source runs here. */

@@ -24,6 +24,20 @@ export interface TableDef<T> {
  */
 export const READ_PAGE = 100;
 
+/**
+ * Every row a query reads in id order, `pageSize` at a time: `page(after, limit)` reads the rows
+ * with an id above `after` (keyset pages; no OFFSET to scan through).
+ */
+export async function readInIdPages<T extends { id: number }>(page: (after: number, limit: number) => Promise<T[]>, pageSize = READ_PAGE): Promise<T[]> {
+  const all: T[] = [];
+  for (let after = 0; ; ) {
+    const rows = await page(after, pageSize);
+    for (const r of rows) all.push(r);
+    if (rows.length < pageSize) return all;
+    after = rows[rows.length - 1]!.id;
+  }
+}
+
 export class CrudRepository<T extends Row & { id: number }> {
   private readonly select: string;
   readonly source: ListSource;
@@ -50,15 +64,9 @@ export class CrudRepository<T extends Row & { id: number }> {
   }
 
   /** Every record whose `field` is `value`, in id order, read a page at a time (see READ_PAGE). */
-  async findAll(field: keyof T & string, value: unknown): Promise<T[]> {
-    const all: T[] = [];
-    const text = `select ${this.select} from ${this.def.from} where ${this.def.read[field]} = $1 and t.id > $2 order by t.id limit ${READ_PAGE}`;
-    for (let after = 0; ; ) {
-      const page = await this.db.query<T>(text, [value, after]);
-      for (const r of page) all.push(r);
-      if (page.length < READ_PAGE) return all;
-      after = page[page.length - 1]!.id;
-    }
+  findAll(field: keyof T & string, value: unknown): Promise<T[]> {
+    const text = `select ${this.select} from ${this.def.from} where ${this.def.read[field]} = $1 and t.id > $2 order by t.id limit $3`;
+    return readInIdPages((after, limit) => this.db.query<T>(text, [value, after, limit]));
   }
 
   count(q: SqlQueryParts): Promise<number> {

@@ -1,6 +1,6 @@
 // Data points table (joined with its source for dataSourceXid) and its RQL properties.
 import type { ResourceDef } from '../../core/rql/index.js';
-import { CrudRepository } from './crud.js';
+import { CrudRepository, readInIdPages } from './crud.js';
 import type { Queryable } from './db.js';
 
 export const DATA_TYPES = ['NUMERIC', 'BINARY', 'MULTISTATE', 'ALPHANUMERIC'] as const;
@@ -94,17 +94,15 @@ const RETENTION_PAGE = 500;
 
 export class DataPointsRepository extends CrudRepository<DataPointRecord> {
   /** Every point's retention settings (one small row each), read RETENTION_PAGE at a time. */
-  async retention(): Promise<PointRetention[]> {
-    const all: PointRetention[] = [];
-    for (let after = 0; ; ) {
-      const page = await this.db.query<PointRetention & Record<string, unknown>>(
-        `select id, xid, purge_override as "purgeOverride", purge_period as "purgePeriod" from data_points where id > $1 order by id limit ${RETENTION_PAGE}`,
-        [after],
-      );
-      for (const p of page) all.push(p);
-      if (page.length < RETENTION_PAGE) return all;
-      after = page[page.length - 1]!.id;
-    }
+  retention(): Promise<PointRetention[]> {
+    return readInIdPages(
+      (after, limit) =>
+        this.db.query<PointRetention & Record<string, unknown>>(
+          'select id, xid, purge_override as "purgeOverride", purge_period as "purgePeriod" from data_points where id > $1 order by id limit $2',
+          [after, limit],
+        ),
+      RETENTION_PAGE,
+    );
   }
 
   /** Runtime state, written by the data source runtime (not a change of the point's configuration). */
