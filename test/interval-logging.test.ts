@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { DateTime } from 'luxon';
 import { DEFAULT_POINT_SETTINGS, NO_WARNING } from '../src/services/data-points.js';
-import { IntervalLogger, periodOf, type IntervalRow, type IntervalState } from '../src/services/interval-logging.js';
+import { IntervalLogger, periodOf, type IntervalRow, type IntervalState } from '../src/values/ingest/interval-logging.js';
 import type { DataPointRecord } from '../src/store/metadata/data-points.js';
 
 const BERLIN = 'Europe/Berlin';

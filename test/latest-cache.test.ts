@@ -1,7 +1,7 @@
-// The latest-value cache (src/services/latest-cache.ts) over the real DuckDB store: what it serves
+// The latest-value cache (src/values/live/latest-cache.ts) over the real DuckDB store: what it serves
 // from memory, what it sends to the store, and which written values it reports as live.
 import assert from 'node:assert/strict';
-import { CACHE_DEPTH, LatestValueCache } from '../src/services/latest-cache.js';
+import { CACHE_DEPTH, LatestValueCache } from '../src/values/live/latest-cache.js';
 import type { StoredValue } from '../src/store/values/types.js';
 import { batchOf, numeric, openTempDuckDb, seriesBatch, SpyStore, type TempStore } from './helpers/duckdb-temp.js';
 

@@ -2,7 +2,7 @@
 // in docs/ARCHITECTURE.md's pipeline; the caller is still answered only once the write is durable; and
 // a failed write does not leave the bus believing in values the store never got.
 import assert from 'node:assert/strict';
-import type { LiveValue } from '../src/services/point-value-bus.js';
+import type { LiveValue } from '../src/values/live/bus.js';
 import { PointValueService } from '../src/services/point-values.js';
 import type { DataPointRecord } from '../src/store/metadata/data-points.js';
 import type { PointValueStore, ValueBatch } from '../src/store/values/types.js';

@@ -1,9 +1,9 @@
-// Rollup period boundaries (src/store/values/periods.ts): fixed and calendar steps, DST, month ends,
+// Rollup period boundaries (src/values/read/periods.ts): fixed and calendar steps, DST, month ends,
 // truncation per type, limits.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { DateTime } from 'luxon';
-import { isBucketAligned, MAX_PERIODS, PERIOD_TYPES, periodBounds, planPeriods, type PeriodSpec } from '../src/store/values/periods.js';
+import { isBucketAligned, MAX_PERIODS, PERIOD_TYPES, periodBounds, planPeriods, type PeriodSpec } from '../src/values/read/periods.js';
 
 const HOUR = 3_600_000;
 const at = (iso: string) => {

@@ -1,4 +1,4 @@
-// Unreliable points: the registry (services/point-reliability.ts), and end to end what a client sees
+// Unreliable points: the registry (values/live/reliability.ts), and end to end what a client sees
 // when a source cannot read its points: a real Modbus TCP device switched off and on, a register it
 // refuses, a disabled source; the Mosquitto broker cut off behind a TCP relay; and, on PostgreSQL,
 // two instances of which only one runs the source.
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import mqtt from 'mqtt';
 import WebSocket from 'ws';
 import type { Config } from '../src/config.js';
-import { PointReliability } from '../src/services/point-reliability.js';
+import { PointReliability } from '../src/values/live/reliability.js';
 import { startService, type RunningService } from '../src/service.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { loggedIn, type ApiClient } from './helpers/client.js';

@@ -1,7 +1,7 @@
-// Point values by data type (src/services/point-value-types.ts): what coerceValue accepts and how
+// Point values by data type (src/values/ingest/types.ts): what coerceValue accepts and how
 // it stores it, and how apiValue / apiStatistic shape stored values for the API.
 import assert from 'node:assert/strict';
-import { apiStatistic, apiValue, coerceValue, type StorableValue } from '../src/services/point-value-types.js';
+import { apiStatistic, apiValue, coerceValue, type StorableValue } from '../src/values/ingest/types.js';
 import type { DataType } from '../src/store/metadata/data-points.js';
 import type { StoredValue } from '../src/store/values/types.js';
 

@@ -4,9 +4,9 @@
 // invisible (value in force, DST days, AVERAGE/START/DELTA); /health answered while a large rollup
 // runs; CSV cells that a spreadsheet would run as formulas prefixed.
 import assert from 'node:assert/strict';
-import { periodBounds, type PeriodSpec } from '../src/store/values/periods.js';
+import { periodBounds, type PeriodSpec } from '../src/values/read/periods.js';
 import { DateTime } from 'luxon';
-import { computeRollup, ROLLUP_CALENDAR_CHUNK_PERIODS, ROLLUP_CHUNK_PERIODS, statisticOf } from '../src/store/values/rollup.js';
+import { computeRollup, ROLLUP_CALENDAR_CHUNK_PERIODS, ROLLUP_CHUNK_PERIODS, statisticOf } from '../src/values/read/rollup.js';
 import { assertError, type ErrorBodyShape } from './helpers/assertions.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ApiClient, createUser, loggedIn, type Response } from './helpers/client.js';

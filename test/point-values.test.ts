@@ -2,7 +2,7 @@
 // ingest, set, latest, ranges, rollups (checked against the plain reference), the aliases, CSV,
 // delete, permissions and errors; and the live-value bus the pipeline publishes on.
 import assert from 'node:assert/strict';
-import type { LiveValue } from '../src/services/point-value-bus.js';
+import type { LiveValue } from '../src/values/live/bus.js';
 import { assertError, assertHasMessage, assertValidation, type ErrorBodyShape } from './helpers/assertions.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ApiClient, createRoleUsers, loggedIn, type Response } from './helpers/client.js';

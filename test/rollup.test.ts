@@ -1,10 +1,10 @@
-// The rollup engine (src/store/values/rollup.ts): hand-computed examples of the statistics, the
+// The rollup engine (src/values/read/rollup.ts): hand-computed examples of the statistics, the
 // planner's use of buckets, and property tests against the plain reference implementation
 // (test/helpers/reference-rollup.ts) over the in-memory store.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { isBucketAligned, PERIOD_TYPES, periodBounds, planPeriods, type PeriodSpec, type PeriodType } from '../src/store/values/periods.js';
-import { computeRollup, NUMERIC_ONLY, ROLLUPS, rollupInChunks, statisticOf, type RollupResult } from '../src/store/values/rollup.js';
+import { isBucketAligned, PERIOD_TYPES, periodBounds, planPeriods, type PeriodSpec, type PeriodType } from '../src/values/read/periods.js';
+import { computeRollup, NUMERIC_ONLY, ROLLUPS, rollupInChunks, statisticOf, type RollupResult } from '../src/values/read/rollup.js';
 import { BUCKET_MS } from '../src/store/values/types.js';
 import { MemoryValueStore } from './helpers/memory-store.js';
 import {

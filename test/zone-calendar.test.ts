@@ -1,9 +1,9 @@
-// Calendar steps without a DateTime per step (src/store/values/zone-calendar.ts) give exactly what
+// Calendar steps without a DateTime per step (src/values/read/zone-calendar.ts) give exactly what
 // luxon's DateTime.plus gives, offsets what luxon's IANAZone gives.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { DateTime, IANAZone } from 'luxon';
-import { calendarSteps, offsetFunction } from '../src/store/values/zone-calendar.js';
+import { calendarSteps, offsetFunction } from '../src/values/read/zone-calendar.js';
 
 const ZONES = [
   'UTC',

@@ -2,7 +2,7 @@
 import Router from '@koa/router';
 import type { AppState } from '../http/state.js';
 import { dataPointView, type DataPointService } from '../services/data-points.js';
-import type { PointReliability } from '../services/point-reliability.js';
+import type { PointReliability } from '../values/live/reliability.js';
 import { addCrudRoutes } from './crud.js';
 
 export function dataPointsRouter(dataPoints: DataPointService, reliability: Pick<PointReliability, 'get'>): Router<AppState> {

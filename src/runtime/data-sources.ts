@@ -49,7 +49,7 @@ export interface RuntimeValues {
   lastValue(point: DataPointRecord): Promise<number | boolean | string | undefined>;
 }
 
-/** Points their source cannot read now (services/point-reliability.ts). */
+/** Points their source cannot read now (values/live/reliability.ts). */
 export interface RuntimeReliability {
   mark(pointIds: readonly number[], reason: string): void;
   clear(pointIds: Iterable<number>): void;

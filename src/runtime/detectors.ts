@@ -17,7 +17,7 @@ import type { DataPointListener } from '../services/data-points.js';
 import type { DataSourceListener } from '../services/data-sources.js';
 import type { EventDetectorListener, SavedDetector } from '../services/event-detectors.js';
 import type { RaiseInput } from '../services/events.js';
-import type { LiveValue, PointValueBus } from '../services/point-value-bus.js';
+import type { LiveValue, PointValueBus } from '../values/live/bus.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { DataSourceRecord } from '../store/metadata/data-sources.js';
 import type { DetectorSettings, EventDetectorRecord } from '../store/metadata/event-detectors.js';

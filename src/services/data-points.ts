@@ -14,7 +14,7 @@ import {
   type PointWarning,
 } from '../store/metadata/data-points.js';
 import type { DataSourceService } from './data-sources.js';
-import { unreliableFields, type Unreliability } from './point-reliability.js';
+import { unreliableFields, type Unreliability } from '../values/live/reliability.js';
 import { assertPermission, hasPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
 import { generateXid, listQuery, translateDuplicateXid, type ListResult } from './resources.js';
 
@@ -78,7 +78,7 @@ function loggingSettings(
   return p;
 }
 
-/** The point as the API shows it; `mark`: its source cannot read it now (services/point-reliability.ts). */
+/** The point as the API shows it; `mark`: its source cannot read it now (values/live/reliability.ts). */
 export function dataPointView(p: DataPointRecord, mark?: Unreliability): Record<string, unknown> {
   return {
     id: p.id,

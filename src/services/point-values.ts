@@ -2,24 +2,24 @@
 // latest-value cache and the live bus; and the reads (latest, raw ranges, rollups) with permissions.
 import { LRUCache } from 'lru-cache';
 import { RefreshingCache } from '../core/refreshing-cache.js';
-import { PointValueBus, type LiveValueKind } from './point-value-bus.js';
-import { PointReliability } from './point-reliability.js';
+import { PointValueBus, type LiveValueKind } from '../values/live/bus.js';
+import { PointReliability } from '../values/live/reliability.js';
 import type { BulkColumns } from '../core/bulk-values.js';
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
 import { parseInstant } from '../core/time.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import { TimeSlice } from '../core/time-slice.js';
-import type { PeriodPlan } from '../store/values/periods.js';
-import { rollupInChunks, type RollupResult } from '../store/values/rollup.js';
+import type { PeriodPlan } from '../values/read/periods.js';
+import { rollupInChunks, type RollupResult } from '../values/read/rollup.js';
 import { INSTANT_RANGE, type PointValueStore, type StoredValue, type TimeRange, type ValueBatch } from '../store/values/types.js';
 import { WriteBuffer } from '../store/values/write-buffer.js';
 import type { DataPointService } from './data-points.js';
 import type { DataSourceService } from './data-sources.js';
-import { LatestValueCache, storedAt } from './latest-cache.js';
-import type { IntervalStateStore } from './interval-logging.js';
-import { isExtreme, PointLogging } from './point-logging.js';
+import { LatestValueCache, storedAt } from '../values/live/latest-cache.js';
+import type { IntervalStateStore } from '../values/ingest/interval-logging.js';
+import { isExtreme, PointLogging } from '../values/ingest/logging.js';
 import { assertPermission, hasPermission, type Principal } from './permissions.js';
-import { apiValue, coerceValue, type StorableValue } from './point-value-types.js';
+import { apiValue, coerceValue, type StorableValue } from '../values/ingest/types.js';
 
 export const MAX_LATEST_LIMIT = 10_000;
 /** Rows of a bulk body checked between looks at the time slice (a clock read per row would cost). */

@@ -1,6 +1,6 @@
 // What the rollup suites share: the statistic each rollup names in the reference, and a store
 // wrapper that records what computeRollup reads.
-import type { RollupSource } from '../../src/store/values/rollup.js';
+import type { RollupSource } from '../../src/values/read/rollup.js';
 import type { ReferenceStatistics } from './reference-rollup.js';
 
 /** Every single-statistic rollup and its field in ReferenceStatistics (and in ALL). */

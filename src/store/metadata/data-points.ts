@@ -27,7 +27,7 @@ export interface DataPointRecord {
   readPermission: string[];
   editPermission: string[];
   setPermission: string[];
-  /** Normalised by the service: every field present (services/point-logging.ts). */
+  /** Normalised by the service: every field present (values/ingest/logging.ts). */
   loggingProperties: LoggingProperties;
   purgeOverride: boolean;
   purgePeriod: Period;

@@ -6,7 +6,7 @@ alter table data_points add column purge_override boolean not null default false
 alter table data_points add column purge_period jsonb not null default '{"periods":1,"type":"YEARS"}';
 
 -- INTERVAL logging's period in progress, per point: kept across restarts so that a period the service
--- was stopped in is neither lost nor written twice (state: the statistic so far, services/point-logging.ts).
+-- was stopped in is neither lost nor written twice (state: the statistic so far, values/ingest/logging.ts).
 create table interval_logging (
   data_point_id integer primary key references data_points (id) on delete cascade,
   state jsonb not null

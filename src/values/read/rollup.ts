@@ -3,9 +3,9 @@
 // request costs what its periods and buckets cost, and reads raw values only for the rest.
 import { yieldToEventLoop, type TimeSlice } from '../../core/time-slice.js';
 import type { PeriodPlan } from './periods.js';
-import { NumericAccumulator, StoredValueAccumulator } from './rollup-accumulators.js';
+import { NumericAccumulator, StoredValueAccumulator } from './accumulators.js';
 import { RollupResult, type StoredScalar } from './rollup-result.js';
-import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue } from './types.js';
+import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue } from '../../store/values/types.js';
 
 export { RollupResult, type StoredScalar } from './rollup-result.js';
 

@@ -1,7 +1,7 @@
 // Rollup period boundaries: periods start at `from` and step by count × type, fixed absolute steps up
 // to HOURS, calendar steps in the requested zone from DAYS up; the last period ends at `to` (partial).
 import { DateTime, IANAZone, type DateTimeUnit } from 'luxon';
-import { BUCKET_MS } from './types.js';
+import { BUCKET_MS } from '../../store/values/types.js';
 import { calendarSteps, type CalendarUnit } from './zone-calendar.js';
 
 export const PERIOD_TYPES = ['MILLISECONDS', 'SECONDS', 'MINUTES', 'HOURS', 'DAYS', 'WEEKS', 'MONTHS', 'YEARS'] as const;

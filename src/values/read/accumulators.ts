@@ -7,7 +7,7 @@
 // the value in force over it; with the carried value's `since` clipped to a, the stretch before the
 // first inside value counts only when a start value exists.
 import type { RollupResult, StoredScalar } from './rollup-result.js';
-import type { BucketAggregate } from './types.js';
+import type { BucketAggregate } from '../../store/values/types.js';
 
 export class NumericAccumulator {
   private readonly bounds: Float64Array;

@@ -1,7 +1,7 @@
 // The latest-value cache: each point's newest values, kept in an LRU so that "latest" reads and
 // the live-value decision ("is this newer than the point's latest?") stay off the value store.
 import { LRUCache } from 'lru-cache';
-import type { PointValueStore, StoredValue, ValueBatch } from '../store/values/types.js';
+import type { PointValueStore, StoredValue, ValueBatch } from '../../store/values/types.js';
 
 /** Newest values kept per point; deeper "latest" reads go to the store. */
 export const CACHE_DEPTH = 16;

@@ -1,6 +1,6 @@
 // Point values by data type: checking and coercing what clients send, and shaping what they read.
-import type { DataType } from '../store/metadata/data-points.js';
-import type { StoredValue } from '../store/values/types.js';
+import type { DataType } from '../../store/metadata/data-points.js';
+import type { StoredValue } from '../../store/values/types.js';
 
 /** What a value becomes in the store: a number (BINARY as 0/1) or a text. */
 export interface StorableValue {

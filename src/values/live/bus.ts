@@ -2,7 +2,7 @@
 // point's newest (and each value set through PUT); WebSocket sessions and event detectors listen.
 // Live-value work costs an object per value on the ingest path, so the pipeline does it only for
 // points somebody follows: a listener either takes every point, or follows the points it needs.
-import type { StoredValue } from '../store/values/types.js';
+import type { StoredValue } from '../../store/values/types.js';
 
 export type LiveValueKind = 'UPDATE' | 'SET';
 

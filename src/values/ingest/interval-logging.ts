@@ -1,6 +1,6 @@
 // INTERVAL logging: one stored value per period, stamped with the period start: the value in force
 // then (INSTANT, written as the period opens) or the period's MAXIMUM, MINIMUM or time-weighted AVERAGE
-// (written as it closes), by the same rules as the rollups (store/values/rollup-accumulators.ts: the
+// (written as it closes), by the same rules as the rollups (values/read/accumulators.ts: the
 // value in force at the start counts for the minimum, maximum and average).
 //
 // Periods close when a value of a later period arrives, or on the clock (a tick each second) once it
@@ -9,7 +9,7 @@
 // it was watched, so it is written once. Periods the service was down for are not written: nobody
 // saw the value then. A stored period is an upsert at its start, so writing one again cannot double it.
 import { DateTime } from 'luxon';
-import type { DataPointRecord, LoggingProperties, Period } from '../store/metadata/data-points.js';
+import type { DataPointRecord, LoggingProperties, Period } from '../../store/metadata/data-points.js';
 
 /** A value the interval logger wants stored. */
 export interface IntervalRow {

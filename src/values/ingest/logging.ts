@@ -3,8 +3,8 @@
 // stored is still live and the point's latest. POST /point-values (an import of history) stores what
 // it is given and does not come here. Points that log ALL (and discard nothing) cost one look at
 // their settings per batch.
-import type { DataPointRecord } from '../store/metadata/data-points.js';
-import type { StoredValue, ValueBatch } from '../store/values/types.js';
+import type { DataPointRecord } from '../../store/metadata/data-points.js';
+import type { StoredValue, ValueBatch } from '../../store/values/types.js';
 import { IntervalLogger, type IntervalRow, type IntervalState, type IntervalStateStore } from './interval-logging.js';
 
 export interface PointLoggingPorts {
