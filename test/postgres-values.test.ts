@@ -1,13 +1,13 @@
 // The PostgreSQL value store beyond the shared contract (test/value-store.test.ts): month partitions
 // far apart and at the ends of the instant range, two instances writing one series and hour at once,
 // strings COPY must carry unchanged, a server that goes away, and the choice of engine by VALUE_STORE.
-// Needs TEST_DATABASE_URL; the partition arithmetic runs without it.
+// Needs TEST_DATABASE_URL; the partition arithmetic is tested without it (test/postgres-partitions.test.ts).
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { loadConfig } from '../src/config.js';
 import { DomainError } from '../src/core/errors.js';
 import { openValueStore } from '../src/store/values/open.js';
-import { monthOf, monthsOf, monthStart, partitionName, type PostgresStore } from '../src/store/values/postgres/index.js';
+import { monthOf, partitionName, type PostgresStore } from '../src/store/values/postgres/index.js';
 import { BUCKET_MS, INSTANT_RANGE, type BucketAggregate, type StoredValue, type ValueBatch } from '../src/store/values/types.js';
 import { dropSchema, newSchemaName, tempDir, removeDir, testDatabaseUrl } from './helpers/engines.js';
 import { referenceBucket } from './helpers/reference-rollup.js';
@@ -41,54 +41,6 @@ async function readAll(it: AsyncIterable<StoredValue[]>): Promise<StoredValue[]>
   for await (const page of it) out.push(...page);
   return out;
 }
-
-describe('PostgreSQL value store: month partitions (arithmetic)', () => {
-  it('bounds every month as Date.UTC does, across 1970, leap years and far years', () => {
-    for (const [y, m] of [
-      [1970, 0],
-      [1969, 11],
-      [2024, 1],
-      [2000, 1],
-      [1900, 1],
-      [9999, 11],
-      [0, 0],
-      [-1, 11],
-      [-271821, 3],
-      [275760, 8],
-    ] as const) {
-      const month = y * 12 + m;
-      const expected = new Date(0);
-      expected.setUTCFullYear(y, m, 1);
-      expected.setUTCHours(0, 0, 0, 0);
-      // April −271821 starts before the first instant a Date holds: its end is checked instead.
-      if (Number.isNaN(expected.getTime())) assert.equal(monthStart(month + 1) - monthStart(month), 30 * 86_400_000);
-      else assert.equal(monthStart(month), expected.getTime(), `${y}-${m + 1}`);
-      if (monthStart(month) >= INSTANT_RANGE.min) assert.equal(monthOf(monthStart(month)), month);
-      if (monthStart(month + 1) - 1 <= INSTANT_RANGE.max) assert.equal(monthOf(monthStart(month + 1) - 1), month, `last instant of ${y}-${m + 1}`);
-    }
-  });
-
-  it('names partitions by year and month, with n for years before 0, every name distinct', () => {
-    assert.equal(partitionName('point_values', 2024 * 12), 'point_values_p202401');
-    assert.equal(partitionName('point_values', 1970 * 12 + 11), 'point_values_p197012');
-    assert.equal(partitionName('point_values', 275760 * 12 + 8), 'point_values_p27576009');
-    assert.equal(partitionName('point_values', -271821 * 12 + 3), 'point_values_n27182104');
-    assert.equal(partitionName('point_values', -1 * 12 + 11), 'point_values_n000112');
-    const names = new Set<string>();
-    for (let m = -3000 * 12; m < 3000 * 12; m++) names.add(partitionName('point_values', m));
-    assert.equal(names.size, 6000 * 12);
-  });
-
-  it('covers the whole instant range: the first and last instants fall in months with finite bounds', () => {
-    const months = monthsOf([INSTANT_RANGE.min, -1, 0, INSTANT_RANGE.max]);
-    assert.deepEqual([...months], [monthOf(INSTANT_RANGE.min), 1969 * 12 + 11, 1970 * 12, monthOf(INSTANT_RANGE.max)]);
-    for (const m of months) {
-      assert.ok(Number.isSafeInteger(monthStart(m)) && Number.isSafeInteger(monthStart(m + 1)));
-    }
-    assert.ok(monthStart(monthOf(INSTANT_RANGE.min)) <= INSTANT_RANGE.min);
-    assert.ok(monthStart(monthOf(INSTANT_RANGE.max) + 1) > INSTANT_RANGE.max);
-  });
-});
 
 describe('PostgreSQL value store', function () {
   this.timeout(60_000);

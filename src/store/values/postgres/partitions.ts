@@ -71,5 +71,7 @@ export function monthOfPartition(table: string, name: string): MonthIndex | unde
   const match = new RegExp(`^${table}_([pn])(\\d{4,})(\\d\\d)$`).exec(name);
   if (!match) return undefined;
   const year = Number(match[2]) * (match[1] === 'n' ? -1 : 1);
-  return year * 12 + Number(match[3]) - 1;
+  const month = year * 12 + Number(match[3]) - 1;
+  // Month 00 or 13, a year −0 or a year with one leading zero too many match too: not names of ours.
+  return partitionName(table, month) === name ? month : undefined;
 }
