@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { parseProxyEntry, type TrustProxy } from './core/client-address.js';
 import { DEFAULT_JSON_MAX_DEPTH } from './core/json.js';
+import { MIN_PASSWORD_LENGTH } from './core/password-policy.js';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -274,8 +275,8 @@ function questdbSettings(env: Env): Config['values'] {
 
 export function loadConfig(env: Env = process.env): Config {
   const adminPassword = env.ADMIN_PASSWORD === '' ? undefined : env.ADMIN_PASSWORD;
-  if (adminPassword !== undefined && adminPassword.length < 8) {
-    throw new ConfigError('ADMIN_PASSWORD must be at least 8 characters');
+  if (adminPassword !== undefined && adminPassword.length < MIN_PASSWORD_LENGTH) {
+    throw new ConfigError(`ADMIN_PASSWORD must be at least ${MIN_PASSWORD_LENGTH} characters`);
   }
   const dataDir = env.DATA_DIR?.trim() || './data';
   return {

@@ -3,8 +3,9 @@
 // merging against folding at once.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { BucketColumns, BucketFolder, BucketMerger, bucketCeil, bucketOf, foldBuckets, mergeColumns } from '../src/store/values/aggregates.js';
+import { BucketColumns, BucketFolder, BucketMerger, bucketCeil, bucketOf, foldBuckets } from '../src/store/values/aggregates.js';
 import { BUCKET_MS, type BucketAggregate } from '../src/store/values/types.js';
+import { mergeColumns } from './helpers/merge-columns.js';
 
 const H = BUCKET_MS;
 const T0 = 1000 * H;

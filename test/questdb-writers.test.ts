@@ -9,10 +9,11 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import pino from 'pino';
 import { postgresWriterLock } from '../src/store/cluster/writer-lock.js';
-import { BucketColumns, foldBuckets, mergeColumns } from '../src/store/values/aggregates.js';
+import { BucketColumns, foldBuckets } from '../src/store/values/aggregates.js';
 import { openQuestDbStore, type QuestDbStore } from '../src/store/values/questdb/index.js';
 import { BUCKET_MS, type BucketAggregate, type ValueBatch } from '../src/store/values/types.js';
 import { dropSchema, newSchemaName, testDatabaseUrl } from './helpers/engines.js';
+import { mergeColumns } from './helpers/merge-columns.js';
 import { dropQuestDbTable, newQuestDbTableName } from './helpers/value-engines.questdb.js';
 import { questdbSettings } from './helpers/value-engines.js';
 

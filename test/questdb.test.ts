@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import pg from 'pg';
 import pino from 'pino';
 import { ConfigError } from '../src/config.js';
-import { BucketColumns, foldBuckets, mergeColumns } from '../src/store/values/aggregates.js';
+import { BucketColumns, foldBuckets } from '../src/store/values/aggregates.js';
 import { sortRows } from '../src/store/values/sort.js';
 import {
   announcedVersions,
@@ -48,6 +48,7 @@ import {
   type WalStatus,
 } from '../src/store/values/questdb/index.js';
 import { BUCKET_MS, type BucketAggregate, type StoredValue, type ValueBatch } from '../src/store/values/types.js';
+import { mergeColumns } from './helpers/merge-columns.js';
 import { dropQuestDbTable, newQuestDbTableName } from './helpers/value-engines.questdb.js';
 import { questdbSettings } from './helpers/value-engines.js';
 import { freePort } from './helpers/wait.js';

@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ErrorObject } from 'ajv';
 import { DomainError, type ValidationMessage } from '../src/core/errors.js';
+import { MIN_PASSWORD_LENGTH } from '../src/core/password-policy.js';
 import { httpStatus } from '../src/http/errors.js';
 import { isTimeZone, propertyPath, toValidationMessages, Validator } from '../src/core/validation.js';
 import { removeDir, tempDir } from './helpers/engines.js';
@@ -248,5 +249,16 @@ describe('Validator', () => {
       { property: 'username', message: 'is required' },
       { property: 'password', message: 'must be at least 8 characters' },
     ]);
+  });
+
+  it('asks every password a body sets (user password, login newPassword) for MIN_PASSWORD_LENGTH characters, as ADMIN_PASSWORD', () => {
+    const real = new Validator();
+    const short = 'x'.repeat(MIN_PASSWORD_LENGTH - 1);
+    const enough = 'x'.repeat(MIN_PASSWORD_LENGTH);
+    const tooShort = `must be at least ${MIN_PASSWORD_LENGTH} characters`;
+    assert.deepEqual(only(failures(real, 'user', { username: 'u', password: short })), [{ property: 'password', message: tooShort }]);
+    assert.doesNotThrow(() => real.validate('user', { username: 'u', password: enough }));
+    assert.deepEqual(only(failures(real, 'login', { username: 'u', password: 'p', newPassword: short })), [{ property: 'newPassword', message: tooShort }]);
+    assert.doesNotThrow(() => real.validate('login', { username: 'u', password: 'p', newPassword: enough }));
   });
 });

@@ -3,8 +3,6 @@ import { Algorithm, hash, verify } from '@node-rs/argon2';
 
 const options = { algorithm: Algorithm.Argon2id, memoryCost: 19_456, timeCost: 2, parallelism: 1 } as const;
 
-export const MIN_PASSWORD_LENGTH = 8;
-
 export function hashPassword(password: string): Promise<string> {
   return hash(password, options);
 }

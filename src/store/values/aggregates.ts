@@ -187,12 +187,3 @@ export class BucketMerger {
     this.out.push(this.cur);
   }
 }
-
-/** The rows of one series' columns as aggregates, partial rows of a bucket merged (rows in time order). */
-export function mergeColumns(c: BucketColumns): BucketAggregate[] {
-  const merger = new BucketMerger();
-  for (let r = 0; r < c.length; r++) {
-    merger.add(c.bucket[r]! * BUCKET_MS, c.count[r]!, c.sum[r]!, c.min[r]!, c.max[r]!, c.firstTs[r]!, c.firstValue[r]!, c.lastTs[r]!, c.lastValue[r]!, c.inner[r]!);
-  }
-  return merger.out;
-}

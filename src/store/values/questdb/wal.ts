@@ -44,47 +44,6 @@ export class WalApplyTimeoutError extends Error {
   }
 }
 
-export interface WaitForWalOptions {
-  table: string;
-  /** Reads the table's wal_tables() row; undefined when the table is not listed. */
-  read: () => Promise<WalStatus | undefined>;
-  timeoutMs: number;
-  now?: () => number;
-  sleep?: (ms: number) => Promise<void>;
-  minPollMs?: number;
-  maxPollMs?: number;
-}
-
-/**
- * Waits until everything committed to the table's WAL sequencer when called is applied: reads
- * sequencerTxn once (after our commit returned, so it covers our transaction) and polls until
- * writerTxn reaches it. Throws WalSuspendedError when the table is suspended before that, and
- * WalApplyTimeoutError after timeoutMs.
- */
-export async function waitForWalApply(opts: WaitForWalOptions): Promise<WalStatus> {
-  const now = opts.now ?? Date.now;
-  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const maxPoll = opts.maxPollMs ?? 100;
-  let delay = opts.minPollMs ?? 2;
-  const started = now();
-  const read = async (): Promise<WalStatus> => {
-    const s = await opts.read();
-    if (!s) throw new Error(`QuestDB table ${opts.table} is not listed by wal_tables(): it must be a WAL table`);
-    return s;
-  };
-  let status = await read();
-  const target = status.sequencerTxn;
-  for (;;) {
-    if (status.writerTxn >= target) return status;
-    if (status.suspended) throw new WalSuspendedError(opts.table, status);
-    const elapsed = now() - started;
-    if (elapsed >= opts.timeoutMs) throw new WalApplyTimeoutError(opts.table, target, status, opts.timeoutMs);
-    await sleep(Math.min(delay, Math.max(1, opts.timeoutMs - elapsed)));
-    delay = Math.min(maxPoll, delay * 2);
-    status = await read();
-  }
-}
-
 /**
  * A write committed but not shown in time (apply timeout, suspended table): the server cannot serve it
  * now, which the service answers like an unreachable server (503); a retry is harmless (dedup).
