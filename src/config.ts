@@ -258,7 +258,7 @@ function questdbSettings(env: Env): Config['values'] {
     throw new ConfigError('QUESTDB_ILP must look like http::addr=host:9000 (http or https)');
   }
   const version = env.QUESTDB_PROTOCOL_VERSION?.trim();
-  // The service speaks ILP version 1, which every QuestDB server takes (questdb/ilp.ts).
+  // The service speaks ILP version 1, which every QuestDB server takes (store/values/questdb/ilp.ts).
   if (version !== undefined && version !== '' && version !== '1') {
     throw new ConfigError(`QUESTDB_PROTOCOL_VERSION must be 1 (the ILP version this service speaks, which every QuestDB server takes), got "${version}"`);
   }

@@ -152,7 +152,7 @@ describe('OpenAPI, Swagger UI and metrics', function () {
       const ajv = new Ajv2020({ strict: false, allErrors: true });
       addFormats.default(ajv);
       ajv.addFormat('timezone', true);
-      ajv.addFormat('email', /^$|^[^\s@]+@[^\s@]+\.[^\s@]+$/); // as http/validation.ts: empty means none
+      ajv.addFormat('email', /^$|^[^\s@]+@[^\s@]+\.[^\s@]+$/); // as src/core/validation.ts: empty means none
       ajv.addSchema({ $id: 'doc', components: doc.components });
       const check = (name: string, body: unknown) => {
         const validate = ajv.getSchema(`doc#/components/schemas/${name}`);

@@ -1,4 +1,4 @@
-// The JSON Schemas of schemas/ (request bodies, compiled by ajv in http/validation.ts) and
+// The JSON Schemas of schemas/ (request bodies, compiled by ajv in core/validation.ts) and
 // schemas/responses/ (documentation of what the service answers) as OpenAPI components: one
 // source for validation and documentation. Each schema's $id becomes its component name.
 import { readdirSync, readFileSync } from 'node:fs';

@@ -1,8 +1,8 @@
 // The writer lock of a shared value store: QuestDB keeps no locks, and an instance keeps each
-// series' newest hourly aggregate in memory to extend it on the next append (questdb/hourly.ts). So
-// instances writing one table take turns under a PostgreSQL advisory lock, and the one taking its
-// turn learns whether another instance wrote since its own last turn: then it waits until QuestDB has
-// applied everything committed and reads the tails again.
+// series' newest hourly aggregate in memory to extend it on the next append
+// (store/values/questdb/hourly.ts). So instances writing one table take turns under a PostgreSQL
+// advisory lock, and the one taking its turn learns whether another instance wrote since its own last
+// turn: then it waits until QuestDB has applied everything committed and reads the tails again.
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { isStoreTimeout } from '../timeout.js';

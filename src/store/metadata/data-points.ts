@@ -31,7 +31,7 @@ export interface DataPointRecord {
   loggingProperties: LoggingProperties;
   purgeOverride: boolean;
   purgePeriod: Period;
-  /** The last value its source could not read for it (runtime state, services/point-warnings.ts). */
+  /** The last value its source could not read for it (runtime state, runtime/point-warnings.ts). */
   lastWarning: string | null;
   lastWarningTimestamp: number | null;
   /** A good value has arrived since lastWarning. */

@@ -1,5 +1,5 @@
 -- Indexes that RQL sorts can use.
--- The compiler (src/http/rql/sql.ts) orders by "<column> asc nulls first, t.id" or
+-- The compiler (src/core/rql/sql.ts) orders by "<column> asc nulls first, t.id" or
 -- "<column> desc nulls last, t.id". A default btree on (column, id) gives neither order (its nulls
 -- sit at the other end, and a backward scan reverses id as well), so 002's name indexes never served
 -- a sort: sort(-name)&limit(50) over 100,000 points read and sorted the whole table (~28 ms on
