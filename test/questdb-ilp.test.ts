@@ -6,6 +6,7 @@
 // identifiers (tested in test/questdb.test.ts); the exact bytes of the common rows are there too.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
+import { splitLines } from '../src/store/values/questdb/ilp.js';
 import { IlpLines, ilpString, MAX_TS_MS, validateTimestamp } from '../src/store/values/questdb/index.js';
 
 type Field = { kind: 'string'; value: string } | { kind: 'integer'; value: bigint } | { kind: 'boolean'; value: boolean } | { kind: 'double'; value: number };
@@ -14,8 +15,8 @@ interface Line {
   table: string;
   tags: Record<string, string>;
   fields: Record<string, Field>;
-  /** The timestamp's digits (µs). */
-  ts: string;
+  /** The timestamp (µs). */
+  ts: bigint;
 }
 
 const BACKSLASH = 0x5c;
@@ -57,7 +58,7 @@ function parseLines(buf: Buffer): Line[] {
   };
   while (at < buf.length) {
     const table = token([COMMA, SPACE]);
-    const line: Line = { table: table.text, tags: {}, fields: {}, ts: '' };
+    const line: Line = { table: table.text, tags: {}, fields: {}, ts: 0n };
     let end = table.end;
     while (end === COMMA) {
       const key = token([EQUALS]);
@@ -86,7 +87,7 @@ function parseLines(buf: Buffer): Line[] {
     if (end !== SPACE) throw new Error('a line needs a timestamp here');
     const ts = token([LF]);
     if (!/^\d+$/.test(ts.text)) throw new Error(`not a timestamp: ${ts.text}`);
-    line.ts = ts.text;
+    line.ts = BigInt(ts.text);
     lines.push(line);
   }
   return lines;
@@ -108,7 +109,7 @@ function expectedLine(r: ValueRow): Line {
   if (r.text !== null) fields.text = { kind: 'string', value: r.text };
   if (r.annotation !== null) fields.annotation = { kind: 'string', value: r.annotation };
   if (Object.keys(fields).length === 0) fields.deleted = { kind: 'boolean', value: false };
-  return { table: r.table, tags: { series: String(r.series) }, fields, ts: (BigInt(r.ts) * 1000n).toString() };
+  return { table: r.table, tags: { series: String(r.series) }, fields, ts: BigInt(r.ts) * 1000n };
 }
 
 function write(rows: readonly ValueRow[], lines = new IlpLines()): Buffer {
@@ -147,7 +148,7 @@ describe('QuestDB engine: ILP lines', () => {
     assert.equal(ilpString('\n'), '"\\\n"');
     assert.equal(ilpString('end\\'), '"end\\\\"', 'a trailing backslash does not escape the closing quote');
     assert.equal(ilpString('\\"\n'), '"\\\\\\"\\\n"');
-    for (const s of SPECIALS) assert.deepEqual(parseLines(Buffer.from(`t a=${ilpString(s)} 1\n`)), [{ table: 't', tags: {}, fields: { a: { kind: 'string', value: s } }, ts: '1' }], JSON.stringify(s));
+    for (const s of SPECIALS) assert.deepEqual(parseLines(Buffer.from(`t a=${ilpString(s)} 1\n`)), [{ table: 't', tags: {}, fields: { a: { kind: 'string', value: s } }, ts: 1n }], JSON.stringify(s));
   });
 
   it('writes an empty text and an empty annotation as "" (not left out, not NULL)', () => {
@@ -180,13 +181,13 @@ describe('QuestDB engine: ILP lines', () => {
   it('grows past its first megabyte, numeric and text rows mixed, and starts empty again after take()', () => {
     const lines = new IlpLines();
     const rows: ValueRow[] = [];
-    for (let i = 0; i < 60_000; i++) {
+    for (let i = 0; i < 30_000; i++) {
       rows.push({ table: i % 2 === 0 ? 'pv' : 'pv_other', series: i % 1000, ts: 1_700_000_000_000 + i, value: i % 5 === 0 ? NaN : i / 7, text: i % 5 === 0 ? `t${i} "q"\n` : null, annotation: i % 13 === 0 ? 'ä' : null });
     }
     for (const r of rows) lines.value(r.table, r.series, r.ts, r.value, r.text, r.annotation);
     assert.equal(lines.length, rows.length);
     const size = lines.size;
-    assert.ok(size > 2 * 1024 * 1024, `${size} bytes`);
+    assert.ok(size > 1024 * 1024, `${size} bytes: past the first MiB`);
     const taken = lines.take();
     assert.equal(taken.length, size);
     assert.deepEqual(parseLines(taken), rows.map(expectedLine));
@@ -213,16 +214,44 @@ describe('QuestDB engine: ILP lines', () => {
       table: 'pv_hourly',
       tags: { series: '9' },
       fields: { n: i(3), sum: d(-0.5), min: d(-1e-7), max: d(1e21), first_ms: i(start), first_value: d(-1e-7), last_ms: i(start + 3_599_999), last_value: d(1e21), inner_integral: d(0.1 + 0.2) },
-      ts: `${start}000`,
+      ts: BigInt(start) * 1000n,
     });
     assert.deepEqual(empty!.fields.n, i(0));
-    assert.equal(empty!.ts, `${start + 3_600_000}000`);
+    assert.equal(empty!.ts, BigInt(start + 3_600_000) * 1000n);
     assert.deepEqual(intent, {
       table: 'pv_pending',
       tags: {},
       fields: { id: i(5), series: i(9), ms_from: i(start), ms_to: i(start + 3_600_000), done: { kind: 'boolean', value: false } },
-      ts: '1700000000000001',
+      ts: 1_700_000_000_000_001n,
     });
+  });
+
+  it('splits a request at line ends only, never at a line feed inside a string', () => {
+    const lines = write([
+      { table: 'pv', series: 1, ts: 1, value: NaN, text: 'first line\nsecond line', annotation: null },
+      { table: 'pv', series: 1, ts: 2, value: NaN, text: 'x', annotation: null },
+    ]);
+    // The last line feed within 30 bytes is the escaped one in the first string.
+    assert.ok(lines.lastIndexOf(0x0a, 29) > 0 && lines[lines.lastIndexOf(0x0a, 29) - 1] === 0x5c);
+    assert.deepEqual(
+      splitLines(lines, 30).map((b) => b.toString('utf8')),
+      ['pv,series=1 text="first line\\\nsecond line" 1000\n', 'pv,series=1 text="x" 2000\n'],
+    );
+  });
+
+  it('splits random rows into requests that each read alone, at most max bytes unless one line is longer', () => {
+    fc.assert(
+      fc.property(fc.array(rowArb, { minLength: 1, maxLength: 30 }), fc.integer({ min: 1, max: 400 }), (rows, max) => {
+        const lines = write(rows);
+        const parts = splitLines(lines, max);
+        assert.ok(Buffer.concat(parts).equals(lines), 'the parts are the lines, in order');
+        const read = parts.map((part) => parseLines(part));
+        assert.deepEqual(read.flat(), rows.map(expectedLine));
+        for (const [k, part] of parts.entries()) assert.ok(part.length <= max || read[k]!.length === 1, `part ${k}: ${part.length} bytes, ${read[k]!.length} lines`);
+      }),
+      { numRuns: 300 },
+    );
+    assert.deepEqual(splitLines(Buffer.alloc(0), 10), []);
   });
 
   it('accepts whole ms from 1970 to the end of 9999 and refuses anything else, naming the row', () => {
@@ -235,6 +264,6 @@ describe('QuestDB engine: ILP lines', () => {
     assert.throws(() => validateTimestamp(NaN, 6), RangeError);
     // µs of the last ms: past 2^53, which is why the digits are written, not multiplied.
     assert.ok(MAX_TS_MS * 1000 > Number.MAX_SAFE_INTEGER);
-    assert.equal(parseLines(write([{ table: 'pv', series: 1, ts: MAX_TS_MS, value: 1, text: null, annotation: null }]))[0]!.ts, '253402300799999000');
+    assert.equal(parseLines(write([{ table: 'pv', series: 1, ts: MAX_TS_MS, value: 1, text: null, annotation: null }]))[0]!.ts, 253_402_300_799_999_000n);
   });
 });

@@ -189,6 +189,45 @@ function writeFixed(b: Buffer, o: number, n: number, digits: number): number {
   return end;
 }
 
+/**
+ * `lines` cut into requests of at most about `max` bytes, each ending at a line's end (a line longer
+ * than `max` is a request of its own). A line ends at a line feed after its timestamp's last digit; a
+ * line feed after `\` is inside a string (ilpString), and a cut there would end a request in the middle
+ * of a row.
+ */
+export function splitLines(lines: Buffer, max: number): Buffer[] {
+  const out: Buffer[] = [];
+  let start = 0;
+  while (lines.length - start > max) {
+    const cut = lastLineEnd(lines, start + max - 1, start);
+    const next = cut >= 0 ? cut : nextLineEnd(lines, start + max);
+    const end = next < 0 ? lines.length : next + 1;
+    out.push(lines.subarray(start, end));
+    start = end;
+  }
+  if (start < lines.length) out.push(lines.subarray(start));
+  return out;
+}
+
+function isLineEnd(lines: Buffer, i: number): boolean {
+  const before = lines[i - 1];
+  return before !== undefined && before >= 0x30 && before <= 0x39;
+}
+
+/** The last line end at or before `from` and not before `floor`, or -1. */
+function lastLineEnd(lines: Buffer, from: number, floor: number): number {
+  let i = lines.lastIndexOf(NEWLINE, from);
+  while (i > floor && !isLineEnd(lines, i)) i = lines.lastIndexOf(NEWLINE, i - 1);
+  return i >= floor && isLineEnd(lines, i) ? i : -1;
+}
+
+/** The first line end at or after `from`, or -1. */
+function nextLineEnd(lines: Buffer, from: number): number {
+  let i = lines.indexOf(NEWLINE, from);
+  while (i >= 0 && !isLineEnd(lines, i)) i = lines.indexOf(NEWLINE, i + 1);
+  return i;
+}
+
 /** Rejects, before anything is sent, rows QuestDB cannot store as given (the same RangeErrors as DuckDB's). */
 export function validateTimestamp(ts: number, row: number): void {
   if (!Number.isInteger(ts)) throw new RangeError(`row ${row}: timestamp ${ts} is not a whole number of ms`);
