@@ -138,21 +138,38 @@ export class PointValuesApp {
   };
 }
 
+/** One service per engine for every point-value suite of the run, as when they were one file. */
+const shared = new Map<MetadataEngine, { pv: PointValuesApp; started?: Promise<void> }>();
+
+async function start(pv: PointValuesApp, engine: MetadataEngine): Promise<void> {
+  pv.app = await startTestApp(engine);
+  pv.admin = await loggedIn(pv.app.url, 'admin', 'admin');
+  ({ viewer: pv.viewer, operator: pv.operator } = await createRoleUsers(pv.admin, PASSWORD));
+  let res = await pv.admin.post(DS, { xid: SOURCE, name: 'Historian device', modelType: 'VIRTUAL', enabled: true });
+  assert.equal(res.status, 201, res.text);
+  res = await pv.admin.post(DS, { xid: OFF_SOURCE, name: 'Switched off', modelType: 'VIRTUAL', enabled: false });
+  assert.equal(res.status, 201, res.text);
+}
+
 /**
- * Starts the service on `engine` before the suite it is called in (admin, viewer, operator; an enabled
- * source SOURCE and a disabled one OFF_SOURCE) and stops it after.
+ * The service on `engine` (admin, viewer, operator; an enabled source SOURCE and a disabled one
+ * OFF_SOURCE), started before the first suite that asks for it runs and shared by every later one:
+ * a start costs seconds (metadata, value store, password hashes), the suites create their own points.
+ * Stopped after the whole run (a root hook).
  */
 export function usePointValuesApp(engine: MetadataEngine): PointValuesApp {
-  const pv = new PointValuesApp();
-  before(async () => {
-    pv.app = await startTestApp(engine);
-    pv.admin = await loggedIn(pv.app.url, 'admin', 'admin');
-    ({ viewer: pv.viewer, operator: pv.operator } = await createRoleUsers(pv.admin, PASSWORD));
-    let res = await pv.admin.post(DS, { xid: SOURCE, name: 'Historian device', modelType: 'VIRTUAL', enabled: true });
-    assert.equal(res.status, 201, res.text);
-    res = await pv.admin.post(DS, { xid: OFF_SOURCE, name: 'Switched off', modelType: 'VIRTUAL', enabled: false });
-    assert.equal(res.status, 201, res.text);
-  });
-  after(() => pv.app?.stop());
+  let entry = shared.get(engine);
+  if (!entry) shared.set(engine, (entry = { pv: new PointValuesApp() }));
+  const { pv } = entry;
+  const own = entry;
+  before(() => (own.started ??= start(pv, engine)));
   return pv;
 }
+
+after(async () => {
+  for (const { pv, started } of shared.values()) {
+    if (!started) continue;
+    await started.catch(() => undefined);
+    await pv.app?.stop();
+  }
+});
