@@ -2,15 +2,18 @@
 // sources and PUT /point-values are stored. Extreme values are dropped altogether; a value that is not
 // stored is still live and the point's latest. POST /point-values (an import of history) stores what
 // it is given and does not come here. Points that log ALL (and discard nothing) cost one look at
-// their settings per batch.
+// their settings per batch. ON_CHANGE and ON_TS_CHANGE compare with the point's newest logged value,
+// which the newest-value model keeps (values/live/newest.ts); this keeps only INTERVAL's periods.
 import type { DataPointRecord } from '../../store/metadata/data-points.js';
-import type { StoredValue, ValueBatch } from '../../store/values/types.js';
+import type { ValueBatch } from '../../store/values/types.js';
+import { emptyBatch } from '../batch.js';
+import type { LoggedValue, NewestValues } from '../live/newest.js';
 import { IntervalLogger, type IntervalRow, type IntervalState, type IntervalStateStore } from './interval-logging.js';
 
 export interface PointLoggingPorts {
-  /** The point's newest stored value (the latest-value cache). */
-  newestStored(series: number): Promise<StoredValue | undefined>;
-  /** Stores what INTERVAL logging wrote on the clock; durable on resolve. */
+  /** Each point's newest logged value: what the next value is compared with. */
+  newest: Pick<NewestValues, 'loadLogged' | 'newestLogged' | 'noteLogged'>;
+  /** Stores what INTERVAL logging made on the clock (the pipeline); durable on resolve. */
   store(batch: ValueBatch): Promise<void>;
   /** The point as it is now (its settings may have changed). */
   point(id: number): Promise<DataPointRecord | undefined>;
@@ -22,19 +25,10 @@ export interface LoggingDecision {
   logged: ValueBatch;
 }
 
-interface Last {
-  ts: number;
-  /** NaN when the stored value was text. */
-  value: number;
-  text: string | null;
-}
-
 const TICK_MS = 1_000;
 const SAVE_EVERY_MS = 5_000;
 
 export class PointLogging {
-  /** The newest stored value of ON_CHANGE and ON_TS_CHANGE points, what the next value is compared with. */
-  private readonly lastStored = new Map<number, Last>();
   private readonly interval: IntervalLogger;
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
@@ -73,20 +67,13 @@ export class PointLogging {
     return this.ticking;
   }
 
-  /** The point's settings changed, it was deleted, or its stored values changed by other means. */
+  /** The point's settings changed or it was deleted: its INTERVAL period in progress is dropped. */
   forget(id: number): void {
-    this.lastStored.delete(id);
     this.interval.forget(id);
   }
 
-  /** The point's stored values changed by other means (an import, a delete, another instance). */
-  storedElsewhere(id: number): void {
-    this.lastStored.delete(id);
-  }
-
-  /** Stored values may have changed for any point (another instance, a resync). */
+  /** Any point may have changed (another instance, a resync): every period in progress is dropped. */
   forgetAll(): void {
-    this.lastStored.clear();
     for (const id of this.interval.pending.keys()) this.interval.forget(id);
   }
 
@@ -101,7 +88,7 @@ export class PointLogging {
     }
     const accepted = discards ? withoutExtremes(batch, points) : batch;
     if (all) return { accepted, logged: accepted };
-    await this.loadLastStored(points);
+    await this.loadLogged(points);
     // No await from here on: the comparisons and the state they update belong to this batch alone.
     const keep = new Uint8Array(accepted.length);
     const made: IntervalRow[] = [];
@@ -131,26 +118,26 @@ export class PointLogging {
         this.interval.value(p, ts, value, text, now, made);
         return false;
       case 'ON_TS_CHANGE': {
-        const last = this.lastStored.get(p.id);
+        const last = this.ports.newest.newestLogged(p.id);
         if (last && last.ts === ts) return false;
         break;
       }
       case 'ON_CHANGE': {
-        const last = this.lastStored.get(p.id);
+        const last = this.ports.newest.newestLogged(p.id);
         if (last && !changed(p, l.tolerance, last, value, text)) return false;
         break;
       }
     }
-    this.lastStored.set(p.id, { ts, value, text });
+    this.ports.newest.noteLogged(p.id, { ts, value, text });
     return true;
   }
 
-  private async loadLastStored(points: ReadonlyMap<number, DataPointRecord>): Promise<void> {
+  /** The newest logged value of each ON_CHANGE and ON_TS_CHANGE point, before the comparisons. */
+  private async loadLogged(points: ReadonlyMap<number, DataPointRecord>): Promise<void> {
     for (const p of points.values()) {
       const type = p.loggingProperties.loggingType;
-      if ((type !== 'ON_CHANGE' && type !== 'ON_TS_CHANGE') || this.lastStored.has(p.id)) continue;
-      const newest = await this.ports.newestStored(p.id);
-      if (newest && !this.lastStored.has(p.id)) this.lastStored.set(p.id, { ts: newest.ts, value: newest.value ?? NaN, text: newest.text });
+      // A known one costs no await.
+      if ((type === 'ON_CHANGE' || type === 'ON_TS_CHANGE') && this.ports.newest.newestLogged(p.id) === undefined) await this.ports.newest.loadLogged(p.id);
     }
   }
 
@@ -177,7 +164,7 @@ export class PointLogging {
 }
 
 /** ON_CHANGE: NUMERIC by more than the tolerance, other types any difference. */
-function changed(p: DataPointRecord, tolerance: number, last: Last, value: number, text: string | null): boolean {
+function changed(p: DataPointRecord, tolerance: number, last: LoggedValue, value: number, text: string | null): boolean {
   if (p.dataType === 'ALPHANUMERIC') return text !== last.text;
   if (p.dataType === 'NUMERIC') return !(Math.abs(value - last.value) <= tolerance);
   return value !== last.value;
@@ -221,8 +208,4 @@ function select(b: ValueBatch, keep: Uint8Array, kept: number, made: readonly In
     n++;
   }
   return out;
-}
-
-function emptyBatch(n: number): ValueBatch {
-  return { length: n, series: new Int32Array(n), ts: new Float64Array(n), value: new Float64Array(n), text: null, annotation: null };
 }

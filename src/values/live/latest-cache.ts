@@ -1,7 +1,9 @@
-// The latest-value cache: each point's newest values, kept in an LRU so that "latest" reads and
-// the live-value decision ("is this newer than the point's latest?") stay off the value store.
+// The latest-value cache: each point's newest stored values, kept in an LRU so that "latest" reads and
+// the live-value decision ("is this newer than the point's latest?") stay off the value store. It is
+// the stored view of the newest-value model (newest.ts), which alone updates and invalidates it.
 import { LRUCache } from 'lru-cache';
 import type { PointValueStore, StoredValue, ValueBatch } from '../../store/values/types.js';
+import { storedAt } from '../batch.js';
 
 /** Newest values kept per point; deeper "latest" reads go to the store. */
 export const CACHE_DEPTH = 16;
@@ -45,31 +47,30 @@ export class LatestValueCache {
   }
 
   /**
-   * Records values that are now durable (ascending by ts, one series). Returns those that became
-   * the point's newest, in order: they are live values.
+   * Records values that are now durable (ascending by ts, one series): those newer than the head
+   * become the newest; a late one inside the window held makes the next read reload.
    */
-  applyWritten(series: number, written: readonly StoredValue[]): StoredValue[] {
+  applyWritten(series: number, written: readonly StoredValue[]): void {
     const e = this.entries.get(series);
-    if (!e) return [];
+    if (!e) return;
     const head = e.values[0];
-    const live: StoredValue[] = [];
+    const newer: StoredValue[] = [];
     let stale = false;
     for (const v of written) {
-      if (head === undefined || v.ts > head.ts) live.push(v);
+      if (head === undefined || v.ts > head.ts) newer.push(v);
       // A late value inside the window we hold (or one we would have to hold): reload on the next
-      // read. Keep going: values after it (ascending) may still be newer than the head, hence live.
+      // read. Keep going: values after it (ascending) may still be newer than the head.
       else if (v.ts >= e.values[e.values.length - 1]!.ts || e.complete) stale = true;
     }
     if (stale) {
       this.entries.delete(series);
-      return live;
+      return;
     }
-    if (live.length > 0) {
-      const newest = live.slice(-CACHE_DEPTH).reverse();
+    if (newer.length > 0) {
+      const newest = newer.slice(-CACHE_DEPTH).reverse();
       e.values = [...newest, ...e.values].slice(0, CACHE_DEPTH);
       e.complete = e.complete && e.values.length < CACHE_DEPTH;
     }
-    return live;
   }
 
   /**
@@ -135,10 +136,4 @@ function insertNewest(top: number[], ts: Float64Array, i: number): void {
   if (at === 0 && top.length >= CACHE_DEPTH) return;
   top.splice(at, 0, i);
   if (top.length > CACHE_DEPTH) top.shift();
-}
-
-/** Row i of a batch as a stored value (NaN in the value column means an ALPHANUMERIC row). */
-export function storedAt(b: ValueBatch, i: number): StoredValue {
-  const v = b.value[i]!;
-  return { ts: b.ts[i]!, value: Number.isNaN(v) ? null : v, text: b.text?.[i] ?? null, annotation: b.annotation?.[i] ?? null };
 }
