@@ -129,7 +129,7 @@ async function measure(factory: DriverFactory, seconds: number): Promise<PollRun
     unread: [],
     periodMs: 1,
     signal: controller.signal,
-    publish(batch: readonly ProducedValue[]) {
+    accept(batch: readonly ProducedValue[]) {
       values += batch.length;
       polls++;
       return Promise.resolve();

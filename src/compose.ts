@@ -21,6 +21,8 @@ import { createModbusDriver } from './runtime/modbus.js';
 import { createMqttDriver } from './runtime/mqtt.js';
 import { createVirtualDriver } from './runtime/virtual.js';
 import { DetectorRuntime } from './runtime/detectors.js';
+import { runDetectorsOnOneInstance } from './runtime/detector-leader.js';
+import { registerChangeListeners } from './change-listeners.js';
 import { deviceWriterAcross } from './runtime/device-writes.js';
 import { EventsRepository } from './store/metadata/events.js';
 import { LoginAddressesRepository } from './store/metadata/login-addresses.js';
@@ -117,14 +119,6 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
   await pointValues.startLogging(new IntervalLoggingRepository(db), (err) => log.warn({ err }, 'interval logging failed'));
   const retention = new RetentionService({ points: dataPoints, store: valueStore, pointValues, settings, defaultRetention: config.historyRetention, validator, log });
   retention.start();
-  // Cached points must follow renames, permission changes and deletions (also of a whole source).
-  dataPoints.onChange({ pointChanged: (p) => pointValues.forgetPoint(p) });
-  dataSources.onChange({
-    sourceSaved: () => undefined,
-    async sourceDeleted(ds) {
-      for (const p of await dataPoints.forSource(ds.id)) pointValues.forgetPoint(p);
-    },
-  });
   const events = new EventService(new EventsRepository(db), dataPoints, dataSources);
   const jsonStore = new JsonStoreService(new JsonStoreRepository(db), validator, config.jsonMaxDepth);
   const { leases, channel } = cluster;
@@ -136,7 +130,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
       async release(id) {
         await leases.release('source', id);
         // The others take it over now, not at their next sweep (a SIGTERM hands sources over).
-        channel.publish('source-free', JSON.stringify({ id, from: config.instanceName }));
+        channel.tell('source-free', JSON.stringify({ id, from: config.instanceName }));
       },
       onLost: (listener) => leases.onLost(listener),
     },
@@ -148,16 +142,9 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     drivers: { VIRTUAL: createVirtualDriver, MODBUS_IP: createModbusDriver, MQTT_CLIENT: createMqttDriver },
     log,
   });
-  // Saving a source (or one of its points) restarts it; the API answers once it has (re)started.
-  dataSources.onChange({ sourceSaved: (ds) => runtime.sourceSaved(ds), sourceDeleted: (ds) => runtime.sourceDeleted(ds) });
-  dataPoints.onChange({
-    pointChanged: (p) => runtime.pointChanged(p),
-    // An import: each source restarts once (a saved one has already).
-    pointsChanged: (ps, savedSources) => runtime.pointsChanged(ps.filter((p) => !savedSources.has(p.dataSourceId))),
-  });
   // A set value goes to the device through the instance that runs its source (device-writes.ts).
   pointValues.setDeviceWriter(deviceWriterAcross(cluster.channel, runtime, log));
-  const detectors = new DetectorRuntime({ events, detectors: eventDetectors, points: dataPoints, sources: dataSources, bus: pointValues.bus, log });
+  const detectors = new DetectorRuntime({ events, points: dataPoints, sources: dataSources, bus: pointValues.bus, log });
   const link = new ClusterLink(channel, {
     pointValues,
     users,
@@ -167,34 +154,61 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     pointChanged: (id, oldXid) => void detectors.pointChangedElsewhere(id, oldXid),
     pointsChanged: (ids) => void detectors.pointsChangedElsewhere(ids),
   }, log);
-  // Changes made here reach the other instances: their caches, their sources' runs, their detectors.
-  const sourceChanged = (id: number) => channel.publish('source', String(id));
-  dataPoints.onChange({
-    pointChanged(p) {
-      link.pointChanged(p);
-      sourceChanged(p.dataSourceId);
+  const sourceChanged = (id: number) => channel.tell('source', String(id));
+  const detectorChanged = (d: { id: number }) => channel.tell('detector', String(d.id));
+  registerChangeListeners(
+    { points: dataPoints, sources: dataSources, detectors: eventDetectors, events },
+    {
+      // Cached points must follow renames, permission changes and deletions (also of a whole source).
+      caches: {
+        points: { pointChanged: (p) => pointValues.forgetPoint(p) },
+        sources: {
+          sourceSaved: () => undefined,
+          async sourceDeleted(ds) {
+            for (const p of await dataPoints.forSource(ds.id)) pointValues.forgetPoint(p);
+          },
+        },
+      },
+      // Saving a source (or one of its points) restarts it; the API answers once it has (re)started.
+      runtime: {
+        points: {
+          pointChanged: (p) => runtime.pointChanged(p),
+          // An import: each source restarts once (a saved one has already).
+          pointsChanged: (ps, savedSources) => runtime.pointsChanged(ps.filter((p) => !savedSources.has(p.dataSourceId))),
+        },
+        sources: { sourceSaved: (ds) => runtime.sourceSaved(ds), sourceDeleted: (ds) => runtime.sourceDeleted(ds) },
+      },
+      // Changes made here reach the other instances: their caches, their sources' runs, their detectors.
+      cluster: {
+        points: {
+          pointChanged(p) {
+            link.pointChanged(p);
+            sourceChanged(p.dataSourceId);
+          },
+          pointsChanged(ps, savedSources) {
+            link.pointsChanged(ps);
+            for (const id of new Set(ps.map((p) => p.dataSourceId))) if (!savedSources.has(id)) sourceChanged(id);
+          },
+        },
+        sources: {
+          sourceSaved: (ds) => sourceChanged(ds.id),
+          async sourceDeleted(ds) {
+            for (const p of await dataPoints.forSource(ds.id)) link.pointChanged(p);
+            sourceChanged(ds.id);
+          },
+        },
+        detectors: {
+          detectorCreated: detectorChanged,
+          detectorUpdated: detectorChanged,
+          detectorDeleted: detectorChanged,
+          detectorsSaved(saved) {
+            for (let i = 0; i < saved.length; i += DETECTORS_PART) channel.tell('detectors', JSON.stringify(saved.slice(i, i + DETECTORS_PART).map((d) => d.saved.id)));
+          },
+        },
+      },
+      detectors: detectors.changeListeners(),
     },
-    pointsChanged(ps, savedSources) {
-      link.pointsChanged(ps);
-      for (const id of new Set(ps.map((p) => p.dataSourceId))) if (!savedSources.has(id)) sourceChanged(id);
-    },
-  });
-  dataSources.onChange({
-    sourceSaved: (ds) => sourceChanged(ds.id),
-    async sourceDeleted(ds) {
-      for (const p of await dataPoints.forSource(ds.id)) link.pointChanged(p);
-      sourceChanged(ds.id);
-    },
-  });
-  const detectorChanged = (d: { id: number }) => channel.publish('detector', String(d.id));
-  eventDetectors.onChange({
-    detectorCreated: detectorChanged,
-    detectorUpdated: detectorChanged,
-    detectorDeleted: detectorChanged,
-    detectorsSaved(saved) {
-      for (let i = 0; i < saved.length; i += DETECTORS_PART) channel.publish('detectors', JSON.stringify(saved.slice(i, i + DETECTORS_PART).map((d) => d.saved.id)));
-    },
-  });
+  );
   channel.subscribe('source', (body) => {
     const id = Number(body);
     events.forgetPermissions();
@@ -207,7 +221,16 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
   });
   channel.subscribe('detector', (body) => void detectors.detectorChangedElsewhere(Number(body)));
   channel.subscribe('detectors', (body) => void detectors.detectorsChangedElsewhere(JSON.parse(body) as number[]));
-  const leader = await runDetectorsOnOneInstance(detectors, leases, log);
+  const leader = await runDetectorsOnOneInstance(
+    detectors,
+    {
+      shared: leases.shared,
+      tryAcquire: () => leases.tryAcquire('detectors', 0),
+      release: () => leases.release('detectors', 0),
+      onLost: (listener) => leases.onLost(listener),
+    },
+    log,
+  );
   return {
     config,
     db,
@@ -259,59 +282,4 @@ function sourceFree(body: string): { id?: number; from?: string } {
     // not ours to judge: the sweep runs anyway
   }
   return {};
-}
-
-/** How often an instance without the detectors looks whether their instance is gone. */
-const DETECTOR_LEASE_SWEEP_MS = 2_000;
-
-/**
- * Each value is judged once in the cluster: the detectors run on the instance holding their lease
- * (the others relay the values of points with detectors to it); alone, they just run.
- */
-async function runDetectorsOnOneInstance(detectors: DetectorRuntime, leases: Cluster['leases'], log: Logger): Promise<{ stop(): Promise<void> }> {
-  if (!leases.shared) {
-    await detectors.start();
-    return { stop: () => detectors.stop() };
-  }
-  let running = false;
-  let stopped = false;
-  let turn: Promise<void> = Promise.resolve();
-  const inTurn = (fn: () => Promise<void>) => (turn = turn.then(fn).catch((err: unknown) => log.warn({ err }, 'event detector lease failed')));
-  const tryLead = () =>
-    inTurn(async () => {
-      if (stopped || running || !(await leases.tryAcquire('detectors', 0))) return;
-      running = true;
-      try {
-        await detectors.start();
-      } catch (err) {
-        // Not started (a store unavailable a moment): let the lease go for the next sweep, here or elsewhere.
-        running = false;
-        await detectors.stop();
-        await leases.release('detectors', 0);
-        throw err;
-      }
-      log.info('event detectors run on this instance');
-    });
-  leases.onLost(() =>
-    inTurn(async () => {
-      if (!running) return;
-      running = false;
-      await detectors.stop();
-    }),
-  );
-  await tryLead();
-  const sweep = setInterval(() => void tryLead(), DETECTOR_LEASE_SWEEP_MS);
-  sweep.unref();
-  return {
-    async stop() {
-      stopped = true;
-      clearInterval(sweep);
-      await inTurn(async () => {
-        if (!running) return;
-        running = false;
-        await detectors.stop();
-        await leases.release('detectors', 0);
-      });
-    },
-  };
 }

@@ -65,7 +65,7 @@ describePg('cluster channel and leases on PostgreSQL', function () {
     const started = performance.now();
     // 10,000 values over one second, in ticks of 10 ms, each message the size of a relayed value.
     for (let tick = 0; tick < 100; tick++) {
-      for (let i = 0; i < 100; i++) a.publish('live', String(tick * 100 + i).padEnd(140, ' '));
+      for (let i = 0; i < 100; i++) a.tell('live', String(tick * 100 + i).padEnd(140, ' '));
       await new Promise((r) => setTimeout(r, 10));
     }
     await eventually('all 10,000 at B', async () => (atB.length >= 10_000 ? true : undefined), 10_000, 10);

@@ -31,7 +31,7 @@ class RecordingContext implements DriverContext {
     this.unread = points;
   }
 
-  publish(values: readonly ProducedValue[]): Promise<void> {
+  accept(values: readonly ProducedValue[]): Promise<void> {
     this.batches.push([...values]);
     for (const v of values) this.unreliableNow.delete(v.point.xid);
     return Promise.resolve();

@@ -31,7 +31,7 @@ class RecordingContext implements DriverContext {
   state: 'RUNNING' | 'ERROR' = 'RUNNING';
   stopped = false;
   publishedAfterStop = false;
-  /** When set, publish() waits for it: the store is slow. */
+  /** When set, accept() waits for it: the store is slow. */
   gate: Promise<void> | null = null;
   private readonly controller = new AbortController();
   readonly signal = this.controller.signal;
@@ -46,7 +46,7 @@ class RecordingContext implements DriverContext {
     this.unread = points;
   }
 
-  async publish(values: readonly ProducedValue[]): Promise<void> {
+  async accept(values: readonly ProducedValue[]): Promise<void> {
     if (this.stopped) this.publishedAfterStop = true;
     this.batches.push(values.length);
     for (const v of values) this.unreliableNow.delete(v.point.xid);
@@ -453,19 +453,19 @@ describe('MQTT_CLIENT driver', function () {
     }
     const value = (n: number): ProducedValue => ({ point: point('NUMERIC', 't'), value: n, ts: n });
 
-    it('hands what arrives within one tick to one publish()', async () => {
+    it('hands what arrives within one tick to one accept()', async () => {
       const { ctx, box } = inbox(100);
       for (let i = 0; i < 5; i++) box.push(value(i));
       await waitFor('5 values', () => ctx.values.length === 5);
       assert.deepEqual(ctx.batches, [5]);
     });
 
-    it('while a publish is pending keeps at most the limit, dropping the oldest, and reports the count until drained', async () => {
+    it('while an accept is pending keeps at most the limit, dropping the oldest, and reports the count until drained', async () => {
       const { ctx, box, faults, cleared } = inbox(10);
       let open = () => {};
       ctx.gate = new Promise((resolve) => (open = resolve));
       box.push(value(0));
-      await waitFor('the first publish', () => ctx.batches.length === 1);
+      await waitFor('the first accept', () => ctx.batches.length === 1);
       for (let i = 1; i <= 25; i++) box.push(value(i));
       open();
       await waitFor('11 values', () => ctx.values.length === 11);

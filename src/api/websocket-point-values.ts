@@ -250,7 +250,7 @@ export class PointValueChannel implements Channel {
     const w: WatchedPoint = { point, enabled, subscribers: new Map(), unfollow: bus.follow(point.id) };
     this.watched.set(point.id, w);
     // Only while someone listens, and only the followed points cost the ingest path live-value work.
-    this.busOff ??= bus.subscribe((v) => this.publish(v), { followedOnly: true });
+    this.busOff ??= bus.subscribe((v) => this.deliver(v), { followedOnly: true });
     return w;
   }
 
@@ -275,7 +275,7 @@ export class PointValueChannel implements Channel {
   }
 
   /** The one bus listener: fan-out to the point's subscribers, each message serialised once. */
-  private publish(v: LiveValue): void {
+  private deliver(v: LiveValue): void {
     const w = this.watched.get(v.pointId);
     if (!w) return;
     const value = valueJson(v.dataType, v.value);

@@ -48,8 +48,18 @@ export class KeyedFifoLock<K> {
     return this.locks.size;
   }
 
-  /** Resolves once every task locked so far, under every key, has settled. */
-  async idle(): Promise<void> {
+  /** Whether tasks locked under `key` have not all settled yet. */
+  has(key: K): boolean {
+    return this.locks.has(key);
+  }
+
+  keys(): IterableIterator<K> {
+    return this.locks.keys();
+  }
+
+  /** Resolves once every task locked so far under `key` (no key: under every key) has settled. */
+  async idle(key?: K): Promise<void> {
+    if (key !== undefined) return this.locks.get(key)?.idle();
     await Promise.all([...this.locks.values()].map((l) => l.idle()));
   }
 }

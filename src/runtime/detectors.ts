@@ -13,6 +13,7 @@
 // durationMs: the condition must hold for that long (wall clock, or value timestamps as far apart)
 // before the event is raised; a value outside the condition cancels the wait.
 import type { Logger } from 'pino';
+import { FifoLock } from '../core/fifo-lock.js';
 import type { DataPointListener } from '../services/data-points.js';
 import type { DataSourceListener } from '../services/data-sources.js';
 import type { EventDetectorListener, SavedDetector } from '../services/event-detectors.js';
@@ -34,15 +35,12 @@ export interface DetectorEvents {
   pointRenamed(pointId: number, oldXid: string, newXid: string): Promise<void>;
   sourceRenamed(source: DataSourceRecord): Promise<void>;
   sourceDisabled(source: DataSourceRecord): Promise<void>;
-  onSourceDisabled(hook: (source: DataSourceRecord) => Promise<void> | void): void;
 }
 
 export interface DetectorRuntimeDeps {
   events: DetectorEvents;
-  /** Detector definitions: created, redefined, deleted. */
-  detectors: { onChange(listener: EventDetectorListener): void };
-  points: { findById(id: number): Promise<DataPointRecord | undefined>; onChange(listener: DataPointListener): void };
-  sources: { findById(id: number): Promise<DataSourceRecord | undefined>; onChange(listener: DataSourceListener): void };
+  points: { findById(id: number): Promise<DataPointRecord | undefined> };
+  sources: { findById(id: number): Promise<DataSourceRecord | undefined> };
   bus: Pick<PointValueBus, 'subscribe' | 'follow'>;
   log: Pick<Logger, 'error'>;
 }
@@ -112,10 +110,10 @@ function sameDefinition(a: EventDetectorRecord, b: EventDetectorRecord): boolean
 export class DetectorRuntime {
   private readonly byId = new Map<number, Watch>();
   private readonly byPoint = new Map<number, Watch[]>();
-  private queue: Promise<void> = Promise.resolve();
+  /** Loads, reloads and event writes: one at a time, in the order decided. */
+  private readonly tasks = new FifoLock();
   private unsubscribe?: () => void;
   private running = false;
-  private listening = false;
 
   constructor(private readonly deps: DetectorRuntimeDeps) {}
 
@@ -126,12 +124,9 @@ export class DetectorRuntime {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
-    this.listen();
     // Only the points with a detector cost the ingest path live-value work (see watch()).
     this.unsubscribe = this.deps.bus.subscribe((v) => this.onValue(v), { followedOnly: true });
-    const loaded = this.queue.then(() => this.load({}));
-    this.queue = loaded.then(() => undefined, () => undefined);
-    await loaded;
+    await this.tasks.run(() => this.load({}));
   }
 
   /** Stops watching: timers cleared, pending writes finished. */
@@ -145,7 +140,7 @@ export class DetectorRuntime {
 
   /** Resolves once the event writes decided so far are done. */
   idle(): Promise<void> {
-    return this.queue;
+    return this.tasks.idle();
   }
 
   /** How many detectors are watched (live points only). */
@@ -154,9 +149,7 @@ export class DetectorRuntime {
   }
 
   private enqueue(task: () => Promise<unknown>): void {
-    this.queue = this.queue.then(async () => {
-      await task();
-    }).catch((err: unknown) => this.deps.log.error({ err }, 'event detector task failed'));
+    this.tasks.run(task).catch((err: unknown) => this.deps.log.error({ err }, 'event detector task failed'));
   }
 
   // ---- following changes --------------------------------------------------------------------
@@ -218,55 +211,58 @@ export class DetectorRuntime {
     this.unwatchSource(sourceId);
   }
 
-  /** The services keep their listeners for ever: register once, and ignore calls while stopped. */
-  private listen(): void {
-    if (this.listening) return;
-    this.listening = true;
-    const { events, detectors, points, sources } = this.deps;
-    // Awaited by the API: a value written after the answer meets the detector as it now is.
-    detectors.onChange({
-      detectorCreated: (d) => {
-        if (!this.running) return;
-        this.enqueue(() => this.load({ detectorId: d.id }));
-        return this.idle();
+  /**
+   * What the detectors must hear of changes, registered once by the composition root
+   * (change-listeners.ts) after every other listener; each ignores calls while the detectors are stopped.
+   */
+  changeListeners(): { detectors: EventDetectorListener; points: DataPointListener; sources: DataSourceListener; sourceDisabled: (ds: DataSourceRecord) => void } {
+    const { events } = this.deps;
+    return {
+      // Awaited by the API: a value written after the answer meets the detector as it now is.
+      detectors: {
+        detectorCreated: (d) => {
+          if (!this.running) return;
+          this.enqueue(() => this.load({ detectorId: d.id }));
+          return this.idle();
+        },
+        detectorUpdated: (d, before) => {
+          if (!this.running) return;
+          this.detectorUpdated(d, before);
+          return this.idle();
+        },
+        detectorDeleted: (d) => {
+          if (!this.running) return;
+          this.detectorGone(d.id);
+          return this.idle();
+        },
+        detectorsSaved: (saved) => {
+          if (!this.running) return;
+          this.detectorsSaved(saved);
+          return this.idle();
+        },
       },
-      detectorUpdated: (d, before) => {
-        if (!this.running) return;
-        this.detectorUpdated(d, before);
-        return this.idle();
+      points: {
+        // Awaited by the API: the answer to a point edit comes once its detectors follow it.
+        pointChanged: async (p) => {
+          if (!this.running) return;
+          this.enqueue(() => this.pointChanged(p));
+          await this.idle();
+        },
+        // An import: the saved sources' detectors reloaded with them (sourceSaved); the rest at once.
+        pointsChanged: async (points, savedSources) => {
+          if (!this.running) return;
+          const ids = points.filter((p) => !savedSources.has(p.dataSourceId)).map((p) => p.id);
+          if (ids.length > 0) this.enqueue(() => this.reloadPoints(ids));
+          await this.idle();
+        },
       },
-      detectorDeleted: (d) => {
-        if (!this.running) return;
-        this.detectorGone(d.id);
-        return this.idle();
+      sources: {
+        sourceSaved: (ds) => (this.running ? this.sourceSaved(ds) : undefined),
+        // Deleting stops the source first: its active events end as when it is disabled.
+        sourceDeleted: (ds) => (this.running ? this.guard(events.sourceDisabled(ds)) : undefined),
       },
-      detectorsSaved: (saved) => {
-        if (!this.running) return;
-        this.detectorsSaved(saved);
-        return this.idle();
-      },
-    });
-    points.onChange({
-      // Awaited by the API: the answer to a point edit comes once its detectors follow it.
-      pointChanged: async (p) => {
-        if (!this.running) return;
-        this.enqueue(() => this.pointChanged(p));
-        await this.idle();
-      },
-      // An import: the saved sources' detectors reloaded with them (sourceSaved); the rest at once.
-      pointsChanged: async (points, savedSources) => {
-        if (!this.running) return;
-        const ids = points.filter((p) => !savedSources.has(p.dataSourceId)).map((p) => p.id);
-        if (ids.length > 0) this.enqueue(() => this.reloadPoints(ids));
-        await this.idle();
-      },
-    });
-    sources.onChange({
-      sourceSaved: (ds) => (this.running ? this.sourceSaved(ds) : undefined),
-      // Deleting stops the source first: its active events end as when it is disabled.
-      sourceDeleted: (ds) => (this.running ? this.guard(events.sourceDisabled(ds)) : undefined),
-    });
-    events.onSourceDisabled((ds) => this.forgetSource(ds.id));
+      sourceDisabled: (ds) => this.forgetSource(ds.id),
+    };
   }
 
   private async guard(work: Promise<void>): Promise<void> {

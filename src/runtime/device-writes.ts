@@ -36,7 +36,7 @@ export function deviceWriterAcross(channel: ClusterChannel, runtime: DeviceWrite
   // Only the instance running the source answers.
   channel.subscribe('set', (body) => {
     const req = JSON.parse(body) as SetRequest;
-    const answer = (r: Omit<SetResult, 'id'>) => channel.publish('set-result', JSON.stringify({ id: req.id, ...r }));
+    const answer = (r: Omit<SetResult, 'id'>) => channel.tell('set-result', JSON.stringify({ id: req.id, ...r }));
     void (async () => {
       if (!(await runtime.runsHere(req.point.dataSourceId))) return;
       try {
@@ -62,7 +62,7 @@ export function deviceWriterAcross(channel: ClusterChannel, runtime: DeviceWrite
         clearTimeout(timer);
         resolve(r);
       });
-      channel.publish('set', JSON.stringify({ id, point, value } satisfies SetRequest));
+      channel.tell('set', JSON.stringify({ id, point, value } satisfies SetRequest));
     }).finally(() => waiting.delete(id));
     if (!result) throw new DeviceWriteError('Data source is not running on any instance');
     if (!result.ok) throw new DeviceWriteError(result.message ?? 'Device write failed', result.reason ?? 'device');

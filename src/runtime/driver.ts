@@ -32,7 +32,7 @@ export interface DriverContext {
    * next poll: that is the backpressure). Values a point's type cannot take are dropped and
    * reported as a fault; never rejects.
    */
-  publish(values: readonly ProducedValue[]): Promise<void>;
+  accept(values: readonly ProducedValue[]): Promise<void>;
   /** The device failed: state ERROR with this message as lastError, one DATA_SOURCE event per episode. */
   fault(message: string): void;
   /** The device answered: back to RUNNING, the episode's event returns to normal. */
@@ -45,7 +45,7 @@ export interface DriverContext {
   /**
    * These points cannot be read now (connection lost or refused, a time-out, a device exception for
    * their registers; for Sparkplug B, a DEATH of their node or device): marked unreliable with this
-   * reason until each one's next value through publish(). Apart from fault(): a faulty source may
+   * reason until each one's next value through accept(). Apart from fault(): a faulty source may
    * still read some points, and its points stay unreliable after it recovered until they are read.
    */
   unreliable(points: readonly DataPointRecord[], reason: string): void;
@@ -58,7 +58,7 @@ export interface DriverContext {
 export interface SourceDriver {
   /** Starts collecting; resolves once started (not when the device answered). */
   start(): Promise<void>;
-  /** Stops collecting and releases connections; after it resolves, publish() is not called again. */
+  /** Stops collecting and releases connections; after it resolves, accept() is not called again. */
   stop(): Promise<void>;
   /**
    * Writes a set value to the device (settable points). Resolves when the device accepted it, with

@@ -6,6 +6,7 @@
 // before it) are marked unreliable with the failure's text; their next value clears that.
 import { Socket } from 'node:net';
 import modbusSerial from 'modbus-serial';
+import { FifoLock } from '../core/fifo-lock.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { DataSourceRecord } from '../store/metadata/data-sources.js';
 import { backoffMs, sleep, type DriverContext, type DriverFactory, type ProducedValue, type SourceDriver } from './driver.js';
@@ -224,8 +225,8 @@ class ModbusDriver implements SourceDriver {
   private readonly plan: readonly ReadRequest[];
   private readonly stopping = new AbortController();
   private link: Link | undefined;
-  /** Tail of the request queue: one request on the wire at a time. */
-  private queue: Promise<unknown> = Promise.resolve();
+  /** One request on the wire at a time, in call order. */
+  private readonly onTheWire = new FifoLock();
   private running: Promise<void> = Promise.resolve();
   /** Whether recovered() was reported since the start or the last fault. */
   private healthy = false;
@@ -262,7 +263,7 @@ class ModbusDriver implements SourceDriver {
     await this.running;
   }
 
-  /** Ends waits and the request on the wire at once; the loop then returns without publishing. */
+  /** Ends waits and the request on the wire at once; the loop then returns without handing anything on. */
   private halt(): void {
     if (!this.stopped.aborted) this.stopping.abort(new ModbusFailure('stopped', 'the data source is stopped'));
     this.dropLink();
@@ -290,12 +291,12 @@ class ModbusDriver implements SourceDriver {
     }
   }
 
-  /** One poll: publishes what was read, then reports a fault or (once per episode) the recovery. */
+  /** One poll: hands what was read to the pipeline, then reports a fault or (once per episode) the recovery. */
   private async pollAndReport(): Promise<'ok' | 'refused' | 'down' | 'stopped'> {
     try {
       const result = await this.poll();
       if (this.stopped.aborted) return 'stopped';
-      if (result.values.length > 0) await this.ctx.publish(result.values);
+      if (result.values.length > 0) await this.ctx.accept(result.values);
       if (this.stopped.aborted) return 'stopped';
       for (const { points, reason } of result.unread) this.ctx.unreliable(points, reason);
       if (!result.failure) {
@@ -310,7 +311,7 @@ class ModbusDriver implements SourceDriver {
       return 'down';
     } catch (err) {
       if (this.stopped.aborted) return 'stopped';
-      // Not a device failure (publish or decoding misbehaved): report it and slow down rather than spin.
+      // Not a device failure (accepting or decoding misbehaved): report it and slow down rather than spin.
       this.reportFault(`${this.prefix}: ${err instanceof Error ? err.message : String(err)}`);
       return 'down';
     }
@@ -368,9 +369,7 @@ class ModbusDriver implements SourceDriver {
    * timeout or a lost connection. Rejects with a ModbusFailure whose message names device and request.
    */
   private request<T>(what: string, op: (client: ModbusClient) => Promise<T>): Promise<T> {
-    const run = this.queue.then(() => this.attempts(what, op));
-    this.queue = run.catch(() => undefined);
-    return run;
+    return this.onTheWire.run(() => this.attempts(what, op));
   }
 
   private async attempts<T>(what: string, op: (client: ModbusClient) => Promise<T>): Promise<T> {

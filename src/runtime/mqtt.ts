@@ -355,19 +355,19 @@ class Health {
 }
 
 /**
- * Values on their way to the pipeline. What arrives within one tick goes in one publish(); while a
- * publish is pending, values wait, at most QUEUE_LIMIT of them: beyond that the oldest are dropped and
+ * Values on their way to the pipeline. What arrives within one tick goes in one accept(); while an
+ * accept is pending, values wait, at most QUEUE_LIMIT of them: beyond that the oldest are dropped and
  * the count is reported as a fault, cleared once the queue has drained.
  */
 export class Inbox {
   private queue: ProducedValue[] = [];
   private scheduled = false;
-  private publishing = false;
+  private accepting = false;
   private droppedSinceReport = 0;
   private droppedInEpisode = 0;
 
   constructor(
-    private readonly ctx: Pick<DriverContext, 'publish'>,
+    private readonly ctx: Pick<DriverContext, 'accept'>,
     private readonly health: Pick<Health, 'fail' | 'clear'>,
     private readonly label: string,
     private readonly signal: AbortSignal,
@@ -388,29 +388,29 @@ export class Inbox {
     this.queue = [];
   }
 
-  /** One drain per tick at most, and none while a publish is pending (the drain loop takes those). */
+  /** One drain per tick at most, and none while an accept is pending (the drain loop takes those). */
   private schedule(): void {
-    if (this.scheduled || this.publishing) return;
+    if (this.scheduled || this.accepting) return;
     this.scheduled = true;
     setImmediate(() => void this.drain());
   }
 
   private async drain(): Promise<void> {
     this.scheduled = false;
-    this.publishing = true;
+    this.accepting = true;
     try {
       while (this.queue.length > 0 && !this.signal.aborted) {
         const batch = this.queue;
         this.queue = [];
-        await this.ctx.publish(batch);
+        await this.ctx.accept(batch);
         this.health.clear(PUBLISH);
         this.reportDrops();
       }
     } catch (err) {
-      // publish() never rejects by contract; should it, that batch is lost but collecting goes on.
+      // accept() never rejects by contract; should it, that batch is lost but collecting goes on.
       this.health.fail(PUBLISH, `${this.label}: values lost: ${errorText(err)}`);
     } finally {
-      this.publishing = false;
+      this.accepting = false;
     }
     if (this.droppedSinceReport === 0 && this.droppedInEpisode > 0) {
       this.droppedInEpisode = 0;

@@ -47,7 +47,7 @@ export class PointWarnings {
     this.update(point, sourceXid, { message, timestamp: now, cleared: false });
   }
 
-  /** Whether any point has an open warning (so publish() can skip the check for the rest). */
+  /** Whether any point has an open warning (so accept() can skip the check for the rest). */
   get anyOpen(): boolean {
     return this.open.size > 0;
   }

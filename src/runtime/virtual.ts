@@ -102,7 +102,7 @@ export function generatorFor(point: Pick<DataPointRecord, 'dataType' | 'pointLoc
 const LOOKUPS_AT_ONCE = 8;
 
 /** Values handed to the pipeline at once. */
-const PUBLISH_PART = 5_000;
+const ACCEPT_PART = 5_000;
 
 class VirtualDriver implements SourceDriver {
   private readonly generators = new Map<number, Generator>();
@@ -144,8 +144,8 @@ class VirtualDriver implements SourceDriver {
       const now = Date.now();
       // In parts: a source of 200,000 points would make one batch whose every step (logging, the
       // latest values, the write) holds the event loop for its whole length.
-      for (let i = 0; i < generating.length && !ctx.signal.aborted; i += PUBLISH_PART) {
-        await ctx.publish(generating.slice(i, i + PUBLISH_PART).map((point) => ({ point, value: this.generators.get(point.id)!.next(now), ts: now })));
+      for (let i = 0; i < generating.length && !ctx.signal.aborted; i += ACCEPT_PART) {
+        await ctx.accept(generating.slice(i, i + ACCEPT_PART).map((point) => ({ point, value: this.generators.get(point.id)!.next(now), ts: now })));
       }
       ctx.recovered();
       due += ctx.periodMs;

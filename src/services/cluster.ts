@@ -161,7 +161,7 @@ export class ClusterLink {
   }
 
   private send(topic: string, body: unknown): void {
-    this.channel.publish(topic, JSON.stringify(body));
+    this.channel.tell(topic, JSON.stringify(body));
   }
 
   /** Sends `items` as JSON arrays of as many as fit in a payload. */
@@ -172,14 +172,14 @@ export class ClusterLink {
       const text = JSON.stringify(item);
       const size = Buffer.byteLength(text) + 1;
       if (part.length > 0 && bytes + size > PART_BYTES) {
-        this.channel.publish(topic, `[${part.join(',')}]`);
+        this.channel.tell(topic, `[${part.join(',')}]`);
         part = [];
         bytes = 2;
       }
       part.push(text);
       bytes += size;
     }
-    if (part.length > 0) this.channel.publish(topic, `[${part.join(',')}]`);
+    if (part.length > 0) this.channel.tell(topic, `[${part.join(',')}]`);
   }
 
   private on(topic: string, handle: (body: unknown, from: string) => void): void {

@@ -17,7 +17,7 @@ export interface ClusterChannel {
   /** Whether other instances can exist (a PostgreSQL metadata server); false for PGlite. */
   readonly shared: boolean;
   /** Queues a message for the other instances; sent within a few milliseconds, never throws. */
-  publish(topic: string, body: string): void;
+  tell(topic: string, body: string): void;
   /** Messages of `topic` from other instances; returns the function that unsubscribes. */
   subscribe(topic: string, handler: ClusterHandler): () => void;
   close(): Promise<void>;
@@ -28,7 +28,7 @@ export const RESYNC = 'resync';
 
 /** PostgreSQL refuses NOTIFY payloads of 8,000 bytes or more; room is kept for the sender line. */
 const MAX_PAYLOAD_BYTES = 7_900;
-/** Messages published within this are sent together. */
+/** Messages told within this are sent together. */
 const FLUSH_DELAY_MS = 5;
 const RECONNECT_MS = 1_000;
 
@@ -58,7 +58,7 @@ export function localChannel(instanceId: string): ClusterChannel {
   return {
     instanceId,
     shared: false,
-    publish: () => undefined,
+    tell: () => undefined,
     subscribe: () => () => undefined,
     close: async () => undefined,
   };
@@ -177,7 +177,7 @@ export async function postgresChannel(o: PostgresChannelOptions): Promise<Cluste
   return {
     instanceId: o.instanceId,
     shared: true,
-    publish(topic, body) {
+    tell(topic, body) {
       if (closed) return;
       queue.push(`${topic}\t${body}`);
       timer ??= setTimeout(flush, FLUSH_DELAY_MS);

@@ -8,6 +8,7 @@
 // another instance): `onLost` tells the owner to stop everything it ran under them.
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { FifoLock } from '../../core/fifo-lock.js';
 import { rethrowUnavailable } from '../unavailable.js';
 
 export type LeaseKind = 'source' | 'detectors';
@@ -45,7 +46,7 @@ export async function postgresLeases(o: { url: string; installation: string; log
   let connecting: Promise<pg.Client> | undefined;
   let closed = false;
   // One statement at a time on the one connection: acquire and release never interleave.
-  let tail: Promise<unknown> = Promise.resolve();
+  const lock = new FifoLock();
 
   const key = (kind: LeaseKind, id: number) => `${kind}:${id}`;
   const space = (kind: LeaseKind) => `${o.installation}:${kind}`;
@@ -81,16 +82,10 @@ export async function postgresLeases(o: { url: string; installation: string; log
     return connecting;
   };
 
-  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
-    const run = tail.then(fn, fn);
-    tail = run.catch(() => undefined);
-    return run;
-  };
-
   return {
     shared: true,
     tryAcquire(kind, id) {
-      return serial(async () => {
+      return lock.run(async () => {
         if (closed) return false;
         if (held.has(key(kind, id))) return true;
         const c = client ?? (await connect());
@@ -100,7 +95,7 @@ export async function postgresLeases(o: { url: string; installation: string; log
       }).catch(unavailable);
     },
     release(kind, id) {
-      return serial(async () => {
+      return lock.run(async () => {
         if (!held.delete(key(kind, id)) || !client) return;
         await client.query('SELECT pg_advisory_unlock(hashtext($1), $2)', [space(kind), id]).catch((err: unknown) => {
           o.log.warn({ err, kind, id }, 'leases: release failed');
@@ -110,7 +105,7 @@ export async function postgresLeases(o: { url: string; installation: string; log
     onLost: (listener) => void lostListeners.push(listener),
     async close() {
       closed = true;
-      await tail;
+      await lock.idle();
       held.clear();
       const c = client;
       client = undefined;
