@@ -85,6 +85,7 @@ export class PointValueService {
   private readonly pointsByXid = new RefreshingCache<string, DataPointRecord>((xid) => this.points.findByXid(xid), {
     max: 100_000,
     refreshAfterMs: POINT_CACHE_TTL_MS,
+    loadMany: (xids) => this.points.findManyByXid(xids),
   });
   private deviceWriter: DeviceWriter | undefined;
   private readonly writtenListeners: ((earliest: ReadonlyMap<number, number>) => void)[] = [];
