@@ -1,6 +1,7 @@
 // Sockets outlive the credentials they were opened with. This closes them when those end: at once
 // for changes made through this instance (user hooks, key reset), and at each heartbeat sweep for
 // what only the store knows (a logout, a change made by another instance, a long token's expiry).
+import { TimeSlice } from '../core/time-slice.js';
 import type { SessionService } from '../services/sessions.js';
 import type { TokenService } from '../services/tokens.js';
 import type { UserService } from '../services/users.js';
@@ -57,6 +58,9 @@ function memo<K, V>(map: Map<K, Promise<V>>, key: K, load: () => Promise<V>): Pr
   return found;
 }
 
+/** A sweep's checks start in slices of this many ms, so live values' fan-out runs between (websocket.ts's heartbeat). */
+const SWEEP_SLICE_MS = 3;
+
 export class CredentialWatch {
   private readonly byUser = new Map<number, Set<Connection>>();
   private readonly unsubscribe: (() => void)[];
@@ -86,12 +90,19 @@ export class CredentialWatch {
   /** Checks every socket's credentials against the store; closes those that no longer hold. */
   async sweep(connections: Iterable<Connection>): Promise<void> {
     const lookups = new SweepLookups(this.s);
-    await Promise.all(
-      [...connections].map(async (conn) => {
-        const code = await this.verdict(conn, lookups).catch(() => undefined); // a store hiccup is not a reason
-        if (code !== undefined) conn.close(code);
-      }),
-    );
+    const check = async (conn: Connection) => {
+      const code = await this.verdict(conn, lookups).catch(() => undefined); // a store hiccup is not a reason
+      if (code !== undefined) conn.close(code);
+    };
+    // Started in slices (the lookups are shared and mostly settled: a thousand checks are microtasks
+    // that would otherwise run in one go), answered together.
+    const slice = new TimeSlice(SWEEP_SLICE_MS);
+    const checks: Promise<void>[] = [];
+    for (const conn of [...connections]) {
+      checks.push(check(conn));
+      await slice.yieldIfExpired();
+    }
+    await Promise.all(checks);
   }
 
   close(): void {

@@ -21,6 +21,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { API_PREFIX } from '../http/auth.js';
 import { DomainError } from '../core/errors.js';
 import { DEFAULT_JSON_MAX_DEPTH } from '../core/json.js';
+import { TimeSlice } from '../core/time-slice.js';
 import { httpStatus, internalError, writeErrorToSocket } from '../http/errors.js';
 import type { EventService } from '../services/events.js';
 import type { Channel } from './websocket-channel.js';
@@ -36,6 +37,9 @@ export interface WebSocketOptions extends ConnectionLimits, PointValueLimits {
   /** The largest message a client may send (subscriptions are small). */
   maxPayloadBytes: number;
 }
+
+/** The heartbeat's work (pings, credential checks) runs in slices of this many ms, a live value's fan-out between. */
+export const HEARTBEAT_SLICE_MS = 3;
 
 export const DEFAULT_WEBSOCKET_OPTIONS: WebSocketOptions = {
   pingIntervalMs: 10_000,
@@ -110,9 +114,17 @@ export class WebSocketHub {
     );
   }
 
-  /** One heartbeat: pings every socket (cutting those that did not answer the last) and rechecks credentials. */
+  /**
+   * One heartbeat: pings every socket (cutting those that did not answer the last) and rechecks
+   * credentials. A ping is a write of its own: a thousand held the event loop ~30 ms in one go,
+   * in the middle of live values' fan-out, so the pings go out in short slices.
+   */
   async heartbeat(): Promise<void> {
-    for (const conn of [...this.connections]) conn.ping();
+    const slice = new TimeSlice(HEARTBEAT_SLICE_MS);
+    for (const conn of [...this.connections]) {
+      conn.ping();
+      await slice.yieldIfExpired();
+    }
     await this.credentials.sweep(this.connections).catch((err: unknown) => this.log.warn({ err }, 'websocket: credential sweep failed'));
   }
 

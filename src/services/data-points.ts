@@ -1,6 +1,7 @@
 // Data points: the point locator checked against its source's type, permissions, and CRUD rules.
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
-import { TimeSlice } from '../core/time-slice.js';
+import { TimeSlice, yieldToEventLoop } from '../core/time-slice.js';
+import { READ_PAGE } from '../store/metadata/crud.js';
 import type { Validator } from '../core/validation.js';
 import type { DataSourceRecord, DataSourceType } from '../store/metadata/data-sources.js';
 import {
@@ -217,6 +218,9 @@ function mqttLocator(loc: DataPointInput['pointLocator'], problems: ValidationMe
 
 const notFound = () => DomainError.notFound('Data point not found');
 
+/** Points a statement of findManyByXid reads: a fifth of READ_PAGE (crud.ts), a wide row decoding in ~0.2 ms under load. */
+const REFRESH_PAGE = READ_PAGE / 5;
+
 /** Where a point's source is found: the source service, or a caller's lookup (an import's, a chunk at a time). */
 export type SourceLookup = Pick<DataSourceService, 'findByXid' | 'findById'>;
 
@@ -300,6 +304,20 @@ export class DataPointService {
 
   findByXid(xid: string): Promise<DataPointRecord | undefined> {
     return this.repo.findOne('xid', xid);
+  }
+
+  /**
+   * The points of these XIDs that exist, by XID. A refresh of every cached point reads them all: in
+   * statements of REFRESH_PAGE rows, each a few ms on PGlite's thread, with the event loop let in
+   * between, so none holds up a fan-out long.
+   */
+  async findManyByXid(xids: readonly string[]): Promise<Map<string, DataPointRecord>> {
+    const found = new Map<string, DataPointRecord>();
+    for (let i = 0; i < xids.length; i += REFRESH_PAGE) {
+      if (i > 0) await yieldToEventLoop();
+      for (const p of await this.repo.findMany('xid', xids.slice(i, i + REFRESH_PAGE))) found.set(p.xid, p);
+    }
+    return found;
   }
 
   findById(id: number): Promise<DataPointRecord | undefined> {

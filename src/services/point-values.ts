@@ -80,6 +80,7 @@ export class PointValueService {
   private readonly pointsByXid = new RefreshingCache<string, DataPointRecord>((xid) => this.points.findByXid(xid), {
     max: 100_000,
     refreshAfterMs: POINT_CACHE_TTL_MS,
+    loadMany: (xids) => this.points.findManyByXid(xids),
   });
   private deviceWriter: DeviceWriter | undefined;
 
