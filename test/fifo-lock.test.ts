@@ -55,11 +55,11 @@ describe('FifoLock', () => {
       log.push('2a');
     });
     assert.deepEqual(log, ['2a'], 'key 2 waited for key 1');
-    release();
     await tick(); // key 2 is dropped once its last task has settled
     assert.ok(locks.has(1));
     assert.deepEqual([...locks.keys()], [1]);
     const oneIdle = locks.idle(1).then(() => log.push('1 idle'));
+    release();
     await Promise.all([first, second]);
     await oneIdle;
     assert.deepEqual(log, ['2a', '1a', '1b', '1 idle']);

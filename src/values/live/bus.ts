@@ -14,7 +14,7 @@ export interface LiveValue {
   /** The point's previous newest value, when known (for CHANGE detection). */
   previous: StoredValue | undefined;
   kind: LiveValueKind;
-  /** Accepted by another instance of the cluster and relayed here (services/cluster-values.ts). */
+  /** Accepted by another instance of the cluster and relayed here (services/cluster.ts). */
   remote?: boolean;
 }
 
