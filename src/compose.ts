@@ -115,7 +115,8 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     await cluster.close();
     throw err;
   });
-  const pointValues = new PointValueService(valueStore, dataPoints, dataSources, config.values);
+  // Alone (PGlite metadata: no other instance), only this instance changes points: none is refreshed.
+  const pointValues = new PointValueService(valueStore, dataPoints, dataSources, { ...config.values, alone: !cluster.channel.shared });
   await pointValues.startLogging(new IntervalLoggingRepository(db), (err) => log.warn({ err }, 'interval logging failed'));
   const retention = new RetentionService({ points: dataPoints, store: valueStore, pointValues, settings, defaultRetention: config.historyRetention, validator, log });
   retention.start();

@@ -10,6 +10,7 @@ class LoadFailure {
 
 export interface RefreshingCacheOptions<K, V> {
   max: number;
+  /** 0: entries are never refreshed (nothing but forget() changes what they hold). */
   refreshAfterMs: number;
   /**
    * Loads many keys in one go (a key missing from the answer: the store has none). Given, the

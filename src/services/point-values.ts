@@ -75,21 +75,23 @@ export class PointValueService {
   /**
    * Points by XID. An entry older than the TTL is still answered while it is refreshed in the
    * background: a bulk write of a thousand points must not stall on a thousand lookups each time
-   * the TTL runs out. This instance's own changes evict at once (forgetPoint).
+   * the TTL runs out. This instance's own changes evict at once (forgetPoint); alone (PGlite
+   * metadata) there are no others, and entries are never refreshed.
    */
-  private readonly pointsByXid = new RefreshingCache<string, DataPointRecord>((xid) => this.points.findByXid(xid), {
-    max: 100_000,
-    refreshAfterMs: POINT_CACHE_TTL_MS,
-    loadMany: (xids) => this.points.findManyByXid(xids),
-  });
+  private readonly pointsByXid: RefreshingCache<string, DataPointRecord>;
   private deviceWriter: DeviceWriter | undefined;
 
   constructor(
     private readonly store: PointValueStore,
     private readonly points: DataPointService,
     private readonly sources: DataSourceService,
-    options: { writeBufferValues: number; latestCachePoints: number; zone?: string },
+    options: { writeBufferValues: number; latestCachePoints: number; zone?: string; alone?: boolean },
   ) {
+    this.pointsByXid = new RefreshingCache((xid) => this.points.findByXid(xid), {
+      max: 100_000,
+      refreshAfterMs: options.alone ? 0 : POINT_CACHE_TTL_MS,
+      loadMany: (xids) => this.points.findManyByXid(xids),
+    });
     this.newest = new NewestValues(store, options.latestCachePoints);
     this.ingest = new IngestPipeline(store, { bus: this.bus, newest: this.newest, point: (id) => this.points.findById(id) }, options);
   }
