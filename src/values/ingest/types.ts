@@ -47,4 +47,3 @@ export function apiValue(dataType: string, v: StoredValue): ApiValue | null {
   if (dataType === 'BINARY') return v.value !== 0;
   return v.value;
 }
-
