@@ -11,8 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { openDuckDbStore } from '../src/store/values/duckdb/index.js';
-import { periodBounds, type PeriodType } from '../src/values/read/periods.js';
-import { computeRollup, statisticOf, type RollupResult } from '../src/values/read/rollup.js';
+import type { PeriodType } from '../src/values/read/periods.js';
+import { computeRollup, type RollupResult } from '../src/values/read/rollup.js';
+import { statisticOf } from '../src/values/read/statistics.js';
+import { allBounds } from './helpers/period-bounds.js';
 import { BUCKET_MS, type PointValueStore, type ValueBatch } from '../src/store/values/types.js';
 import { effectiveSeries, referenceRollup, type ReferenceStatistics, type TimedValue } from './helpers/reference-rollup.js';
 import './helpers/value-engines.duckdb.js';
@@ -207,7 +209,7 @@ const periodsArb: fc.Arbitrary<PeriodsCase> = fc
     // Monthly ranges start up to six weeks before the anchor, so its DST change falls inside.
     const from = anchor + (period.type === 'MONTHS' ? 14 * shift : shift);
     const to = from + Math.max(1, Math.round(nominal * (period.periods - 1 + tail)));
-    const bounds = periodBounds({ from, to, type: period.type, count: period.count, zone, truncate });
+    const bounds = allBounds({ from, to, type: period.type, count: period.count, zone, truncate });
     const label = `${period.count} ${period.type} in ${zone}${truncate ? ', truncated' : ''}, ${new Date(bounds[0] as number).toISOString()} .. ${new Date(bounds.at(-1) as number).toISOString()}`;
     return { bounds, label };
   });
@@ -376,7 +378,7 @@ async function checkEveryHour(store: PointValueStore, sent: readonly Row[], s: n
   const from = Math.floor((series[0] as TimedValue<number>).ts / HOUR) * HOUR;
   const to = Math.floor((series.at(-1) as TimedValue<number>).ts / HOUR) * HOUR + HOUR;
   const count = Math.ceil((to - from) / HOUR / 480);
-  const bounds = periodBounds({ from, to, type: 'HOURS', count, zone: 'UTC', truncate: false });
+  const bounds = allBounds({ from, to, type: 'HOURS', count, zone: 'UTC', truncate: false });
   const expected = referenceByPeriod(series, bounds, to);
   for (const useBuckets of [true, false]) {
     const result = await computeRollup(store, s, bounds, to, true, { useBuckets });
@@ -561,7 +563,7 @@ function engineSuite(title: string, open: OpenStore, runs: SuiteRuns): void {
       // A batch overlapping the newest values and reaching past them.
       await send(Array.from({ length: 120 }, (_, k) => ({ s: ids.main, ts: end - 60 * MINUTE + k * MINUTE + 500, v: 7 + k / 10 })));
 
-      const bounds = periodBounds({ from: t0, to: end, type: 'HOURS', count: 1, zone: 'UTC', truncate: false });
+      const bounds = allBounds({ from: t0, to: end, type: 'HOURS', count: 1, zone: 'UTC', truncate: false });
       assert.equal(bounds.length - 1, days * 24);
       const endOfData = end - 90 * MINUTE + 17 * SECOND;
       const expected = referenceByPeriod(seriesOf(sent, ids.main), bounds, endOfData);

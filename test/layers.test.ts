@@ -33,6 +33,14 @@ function relativeImports(file: string): string[] {
   return [...text.matchAll(/(?:from|import)\s*\(?\s*'(\.[^']+)'/g)].map((m) => resolve(dirname(file), m[1]!.replace(/\.js$/, '.ts')));
 }
 
+/** Each import or re-export of a relative module: the statement's text (up to its path) and the file it names. */
+function importStatements(file: string): { statement: string; target: string }[] {
+  const text = readFileSync(file, 'utf8');
+  const statements = [...text.matchAll(/^\s*((?:import|export)\b[^;]*?(?:from\s*)?'(\.[^']+)')/gm)];
+  const dynamic = [...text.matchAll(/(import\s*\(\s*'(\.[^']+)')/g)];
+  return [...statements, ...dynamic].map((m) => ({ statement: m[1]!, target: resolve(dirname(file), m[2]!.replace(/\.js$/, '.ts')) }));
+}
+
 describe('source layers', () => {
   const files = sourceFiles(SRC);
 
@@ -49,6 +57,16 @@ describe('source layers', () => {
         if (from === to) continue;
         if (RANK[to]! > RANK[from]! || (RANK[to] === RANK[from] && RANK[from]! > 0))
           bad.push(`${relative(SRC, f)} (${from}) imports ${relative(SRC, target)} (${to})`);
+      }
+    }
+    assert.deepEqual(bad, []);
+  });
+
+  it('lets api take only types from store (values reach it through values/ and services/)', () => {
+    const bad: string[] = [];
+    for (const f of files.filter((file) => layerOf(file) === 'api')) {
+      for (const { statement, target } of importStatements(f)) {
+        if (layerOf(target) === 'store' && !/^(import|export)\s+type\s/.test(statement)) bad.push(`${relative(SRC, f)}: ${statement.replace(/\s+/g, ' ')}`);
       }
     }
     assert.deepEqual(bad, []);

@@ -1,7 +1,7 @@
 // Point values by data type (src/values/ingest/types.ts): what coerceValue accepts and how
-// it stores it, and how apiValue / apiStatistic shape stored values for the API.
+// it stores it, and how apiValue shapes stored values for the API.
 import assert from 'node:assert/strict';
-import { apiStatistic, apiValue, coerceValue, type StorableValue } from '../src/values/ingest/types.js';
+import { apiValue, coerceValue, type StorableValue } from '../src/values/ingest/types.js';
 import type { DataType } from '../src/store/metadata/data-points.js';
 import type { StoredValue } from '../src/store/values/types.js';
 
@@ -180,25 +180,5 @@ describe('point value types', () => {
       assert.equal(round('BINARY', 0), false);
       assert.equal(round('ALPHANUMERIC', 17), '17');
     });
-  });
-
-  describe('apiStatistic', () => {
-    const rows: [string, number | string | null, unknown][] = [
-      ['NUMERIC', 2.5, 2.5],
-      ['NUMERIC', 0, 0],
-      ['NUMERIC', null, null],
-      ['MULTISTATE', 4, 4],
-      ['MULTISTATE', null, null],
-      ['BINARY', 1, true],
-      ['BINARY', 0, false],
-      ['BINARY', null, null],
-      ['ALPHANUMERIC', 'on', 'on'],
-      ['ALPHANUMERIC', null, null],
-    ];
-    for (const [dataType, value, expected] of rows) {
-      it(`${dataType} ${JSON.stringify(value)} → ${JSON.stringify(expected)}`, () => {
-        assert.equal(apiStatistic(dataType, value), expected);
-      });
-    }
   });
 });

@@ -4,9 +4,11 @@
 // invisible (value in force, DST days, AVERAGE/START/DELTA); /health answered while a large rollup
 // runs; CSV cells that a spreadsheet would run as formulas prefixed.
 import assert from 'node:assert/strict';
-import { periodBounds, type PeriodSpec } from '../src/values/read/periods.js';
+import type { PeriodSpec } from '../src/values/read/periods.js';
 import { DateTime } from 'luxon';
-import { computeRollup, ROLLUP_CALENDAR_CHUNK_PERIODS, ROLLUP_CHUNK_PERIODS, statisticOf } from '../src/values/read/rollup.js';
+import { computeRollup, ROLLUP_CALENDAR_CHUNK_PERIODS, ROLLUP_CHUNK_PERIODS } from '../src/values/read/rollup.js';
+import { statisticOf } from '../src/values/read/statistics.js';
+import { allBounds } from './helpers/period-bounds.js';
 import { assertError, type ErrorBodyShape } from './helpers/assertions.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { ApiClient, createUser, loggedIn, type Response } from './helpers/client.js';
@@ -215,7 +217,7 @@ for (const engine of metadataEngines()) {
       it('equals the same rollup computed in one piece, for every period of every point', async () => {
         const res = await viewer.get<Record<string, PeriodValue[]>>(`${PV}/multiple-arrays/time-period/${xids.join(',')}/AVERAGE?${qs({ from: spec.from, to: spec.to, timePeriodType: 'MINUTES' })}`);
         assert.equal(res.status, 200, res.text.slice(0, 300));
-        const bounds = periodBounds(spec);
+        const bounds = allBounds(spec);
         for (const [i, xid] of xids.entries()) {
           const store = new MemoryValueStore();
           await store.append({
@@ -322,7 +324,7 @@ for (const engine of metadataEngines()) {
           await seed(xid, series);
           const to = from + (2 * CHUNK + 500) * step;
           const got = await allPeriods(xid, { from, to, timePeriodType: type });
-          const bounds = periodBounds({ from, to, type, count: 1, zone: 'UTC', truncate: false });
+          const bounds = allBounds({ from, to, type, count: 1, zone: 'UTC', truncate: false });
           assertReference(got, series, bounds, to, (i) => Math.abs(i - CHUNK) <= 2 || Math.abs(i - 2 * CHUNK) <= 2 || i % 997 === 0);
           assert.deepEqual([got[CHUNK]!.value.start, got[CHUNK]!.value.delta], [10, -16], `${label}: first period of the second chunk`);
         }
@@ -343,7 +345,7 @@ for (const engine of metadataEngines()) {
         series.sort((a, b) => a.ts - b.ts);
         await seed(xid, series);
         const got = await allPeriods(xid, { from, to, timePeriodType: 'DAYS', timezone: zone });
-        const bounds = periodBounds({ from, to, type: 'DAYS', count: 1, zone, truncate: false });
+        const bounds = allBounds({ from, to, type: 'DAYS', count: 1, zone, truncate: false });
         assert.equal(bounds[CALENDAR_CHUNK], springDay.toMillis(), 'a chunk boundary on the spring change');
         assert.equal(bounds[CALENDAR_CHUNK + 1]! - bounds[CALENDAR_CHUNK]!, 23 * HOUR);
         assertReference(got, series, bounds, to, (i) => Math.abs(i - CALENDAR_CHUNK) <= 3 || Math.abs(i - 2 * CALENDAR_CHUNK) <= 3 || i % 101 === 0);

@@ -3,8 +3,9 @@
 // (test/helpers/reference-rollup.ts) over the in-memory store.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
-import { isBucketAligned, PERIOD_TYPES, periodBounds, planPeriods, type PeriodSpec, type PeriodType } from '../src/values/read/periods.js';
-import { computeRollup, NUMERIC_ONLY, ROLLUPS, rollupInChunks, statisticOf, type RollupResult } from '../src/values/read/rollup.js';
+import { PERIOD_TYPES, planPeriods, type PeriodSpec, type PeriodType } from '../src/values/read/periods.js';
+import { computeRollup, rollupInChunks, type RollupResult } from '../src/values/read/rollup.js';
+import { NUMERIC_ONLY, ROLLUPS, statisticOf } from '../src/values/read/statistics.js';
 import { BUCKET_MS } from '../src/store/values/types.js';
 import { MemoryValueStore } from './helpers/memory-store.js';
 import {
@@ -14,6 +15,7 @@ import {
   type ReferenceStatistics,
   type TimedValue,
 } from './helpers/reference-rollup.js';
+import { allBounds } from './helpers/period-bounds.js';
 import { spy, STATISTIC_KEY, STATISTICS } from './helpers/rollup-checks.js';
 import { turnCounter } from './helpers/wait.js';
 
@@ -325,7 +327,7 @@ describe('rollups', () => {
 
     it('takes the value in force at from from the bucket read: the hour before, or a value at from itself', async () => {
       const day = Date.UTC(2023, 5, 1);
-      const bounds = periodBounds({ from: day, to: day + 24 * HOUR, type: 'HOURS', count: 1, zone: 'UTC', truncate: false });
+      const bounds = allBounds({ from: day, to: day + 24 * HOUR, type: 'HOURS', count: 1, zone: 'UTC', truncate: false });
       const before = spy(yearStore);
       const result = await computeRollup(before.source, SERIES, bounds, Date.UTC(2024, 6, 1), true);
       assert.deepEqual(before.valueAtCalls, [], 'the hour before from holds values');
@@ -338,7 +340,7 @@ describe('rollups', () => {
     });
 
     it('answers a year of hourly periods from 8,760 buckets without reading a raw value', async () => {
-      const bounds = periodBounds({ from: yearStart, to: Date.UTC(2024, 0, 1), type: 'HOURS', count: 1, zone: 'UTC', truncate: false });
+      const bounds = allBounds({ from: yearStart, to: Date.UTC(2024, 0, 1), type: 'HOURS', count: 1, zone: 'UTC', truncate: false });
       const { source, bucketCalls, rawTs, valueAtCalls } = spy(yearStore);
       const result = await computeRollup(source, SERIES, bounds, Date.UTC(2024, 6, 1), true);
       assert.equal(result.length, 8760);
@@ -350,8 +352,8 @@ describe('rollups', () => {
 
     it('reads raw values only from the hour holding the end of data on', async () => {
       const endOfData = Date.UTC(2023, 5, 10, 13, 25);
-      const bounds = periodBounds({ from: yearStart, to: Date.UTC(2024, 0, 1), type: 'DAYS', count: 1, zone: 'Europe/Berlin', truncate: true });
-      assert.ok(isBucketAligned(bounds));
+      const bounds = allBounds({ from: yearStart, to: Date.UTC(2024, 0, 1), type: 'DAYS', count: 1, zone: 'Europe/Berlin', truncate: true });
+      assert.ok(bounds.every((t) => t % BUCKET_MS === 0), 'every bound on an hour');
       const { source, rawTs } = spy(yearStore);
       const result = await computeRollup(source, SERIES, bounds, endOfData, true);
       assert.ok(rawTs.length > 0 && rawTs.every((ts) => ts >= Date.UTC(2023, 5, 10, 13)));
@@ -360,7 +362,7 @@ describe('rollups', () => {
 
     it('uses buckets up to the last whole hour when only to is off the hour', async () => {
       const to = Date.UTC(2023, 2, 1, 7, 41);
-      const bounds = periodBounds({ from: yearStart, to, type: 'HOURS', count: 6, zone: 'UTC', truncate: false });
+      const bounds = allBounds({ from: yearStart, to, type: 'HOURS', count: 6, zone: 'UTC', truncate: false });
       const { source, bucketCalls, rawTs } = spy(yearStore);
       const result = await computeRollup(source, SERIES, bounds, to, true);
       assert.deepEqual(bucketCalls, [[yearStart - HOUR, Date.UTC(2023, 2, 1, 7)]]);
@@ -369,14 +371,14 @@ describe('rollups', () => {
     });
 
     it('reads raw values when the periods do not start on an hour', async () => {
-      const bounds = periodBounds({ from: yearStart + 30 * MINUTE, to: yearStart + 5 * DAY, type: 'HOURS', count: 1, zone: 'UTC', truncate: false });
+      const bounds = allBounds({ from: yearStart + 30 * MINUTE, to: yearStart + 5 * DAY, type: 'HOURS', count: 1, zone: 'UTC', truncate: false });
       const { source, bucketCalls } = spy(yearStore);
       await computeRollup(source, SERIES, bounds, yearStart + 10 * DAY, true);
       assert.equal(bucketCalls.length, 0);
     });
 
     it('never uses buckets for a non-numeric point', async () => {
-      const bounds = periodBounds({ from: yearStart, to: yearStart + 2 * DAY, type: 'HOURS', count: 1, zone: 'UTC', truncate: false });
+      const bounds = allBounds({ from: yearStart, to: yearStart + 2 * DAY, type: 'HOURS', count: 1, zone: 'UTC', truncate: false });
       const { source, bucketCalls } = spy(yearStore);
       const result = await computeRollup(source, SERIES, bounds, yearStart + 3 * DAY, false);
       assert.equal(bucketCalls.length, 0);
@@ -413,7 +415,7 @@ describe('rollups', () => {
         const to = from + Math.max(1, Math.round(steps * count * (type ? NOMINAL_MS[type] : DAY)));
         return { from, to, type, count, zone, truncate };
       });
-    const anyBounds = anySpec.map((spec) => periodBounds(spec));
+    const anyBounds = anySpec.map((spec) => allBounds(spec));
 
     // Periods starting on an hour: aligned throughout (hours, and days in whole-hour zones), or only up
     // to some bound (90-minute periods; days across Lord Howe's half-hour DST change).
@@ -436,7 +438,7 @@ describe('rollups', () => {
         const from = Date.UTC(2024, 0, 1) + hour * HOUR;
         const periodCount = count * kind.unitCount;
         const to = from + periods * periodCount * NOMINAL_MS[kind.type];
-        return periodBounds({ from, to, type: kind.type, count: periodCount, zone: kind.zone, truncate: kind.truncate });
+        return allBounds({ from, to, type: kind.type, count: periodCount, zone: kind.zone, truncate: kind.truncate });
       });
 
     const numericValue = fc.oneof(fc.integer({ min: -1000, max: 1000 }), fc.double({ min: -1000, max: 1000, noNaN: true }));
@@ -494,7 +496,7 @@ describe('rollups', () => {
           const raw = await computeRollup(store, SERIES, bounds, endOfData, true, { useBuckets: false });
           assertSameResults(withBuckets, raw, 'buckets vs raw');
           assertMatchesReference(withBuckets, referenceRollup(effectiveSeries(writes), bounds, endOfData), 'buckets vs reference');
-          if (isBucketAligned(bounds)) {
+          if (bounds.every((t) => t % BUCKET_MS === 0)) {
             const rawFrom = Math.max(bounds[0] as number, Math.floor(endOfData / BUCKET_MS) * BUCKET_MS);
             assert.ok(
               rawTs.every((ts) => ts >= rawFrom),
@@ -535,7 +537,7 @@ describe('rollups', () => {
             numeric: fc.constant(numeric),
             spec: fc.constant(spec),
             chunkPeriods: fc.integer({ min: 1, max: 7 }),
-            s: scenarioAround(periodBounds(spec), numeric ? (integer as fc.Arbitrary<number | string>) : text),
+            s: scenarioAround(allBounds(spec), numeric ? (integer as fc.Arbitrary<number | string>) : text),
           }),
         ),
       );
@@ -583,7 +585,7 @@ describe('rollups', () => {
         const spec: PeriodSpec = { from: from + shift, to: from + shift + 4 * HOUR, type: 'HOURS', count: 1, zone: 'UTC', truncate: false };
         const end = from + 10 * HOUR;
         const { periods } = await chunked(store, spec, end, true, 2);
-        const expected = referenceRollup(writes, periodBounds(spec), end);
+        const expected = referenceRollup(writes, allBounds(spec), end);
         assert.equal(periods.length, 4);
         (periods as Record<string, unknown>[]).forEach((p, i) => {
           for (const key of ['average', 'start', 'delta', 'minimum', 'integral', 'count'] as const) close(p[key], expected[i]![key], `${label}, period ${i}, ${key}`);
@@ -606,7 +608,7 @@ describe('rollups', () => {
       const store = await storeWith(writes);
       const spec: PeriodSpec = { from, to, type: 'DAYS', count: 1, zone, truncate: false };
       const { periods, bounds } = await chunked(store, spec, to, true, 3);
-      assert.deepEqual(bounds, [...periodBounds(spec)]);
+      assert.deepEqual(bounds, [...allBounds(spec)]);
       assert.equal(bounds[4]! - bounds[3]!, 23 * HOUR, 'the DST day keeps its 23 hours');
       const expected = referenceRollup(writes, bounds, to);
       (periods as Record<string, unknown>[]).forEach((p, i) => {

@@ -2,7 +2,7 @@
 // of schemas/ (openapi-schemas.ts). Built once at start-up; nothing here is kept by hand twice.
 import { MAX_LATEST_LIMIT } from '../services/point-values.js';
 import { MAX_PERIODS, PERIOD_TYPES } from '../values/read/periods.js';
-import { ROLLUPS } from '../values/read/rollup.js';
+import { ROLLUPS } from '../values/read/statistics.js';
 import { SESSION_COOKIE } from '../http/auth.js';
 import { CSRF_COOKIE } from '../http/csrf.js';
 import { loadComponentSchemas, type ComponentSchemas, type JsonObject } from './openapi-schemas.js';

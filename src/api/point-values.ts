@@ -15,13 +15,14 @@ import type { PointValueReadLimits } from '../config.js';
 import type { AppContext, AppState } from '../http/state.js';
 import { parseInstant } from '../core/time.js';
 import { isTimeZone } from '../core/validation.js';
-import { apiStatistic, apiValue } from '../values/ingest/types.js';
+import { apiValue } from '../values/ingest/types.js';
 import { MAX_LATEST_LIMIT, type PointValueService } from '../services/point-values.js';
 import { unreliableJsonMembers } from '../values/live/reliability.js';
 import type { RetentionService } from '../services/retention.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
-import { PERIOD_TYPES, planPeriods, type PeriodPlan, type PeriodType } from '../values/read/periods.js';
-import { NUMERIC_ONLY, ROLLUPS, statisticOf, type Rollup, type RollupResult } from '../values/read/rollup.js';
+import { MAX_PERIODS, PERIOD_TYPES, planPeriods, type PeriodPlan, type PeriodType } from '../values/read/periods.js';
+import type { RollupResult } from '../values/read/rollup-result.js';
+import { allowsRollup, ROLLUPS, StatisticsPresenter, type Rollup, type StatisticRollup } from '../values/read/statistics.js';
 import type { StoredValue } from '../store/values/types.js';
 import { csvCell, csvRow } from './csv.js';
 import { mergedCsv, type ColumnRows, type CsvColumn } from './csv-columns.js';
@@ -101,7 +102,7 @@ function readQuery(ctx: AppContext, pathRollup?: string): ReadQuery {
     limit,
     rollup: rollupText as Rollup | undefined,
     periodType: typeText as PeriodType | undefined,
-    periods: periodsText === undefined ? 1 : positiveInteger('timePeriods', periodsText, 1_000_000),
+    periods: periodsText === undefined ? 1 : positiveInteger('timePeriods', periodsText, MAX_PERIODS),
     zone,
     truncate: truncateText === 'true',
     now,
@@ -191,31 +192,31 @@ async function* rawText(values: PointValueService, point: DataPointRecord, q: Re
   else if (text !== '') yield text;
 }
 
-const ALL_FIELDS = ['average', 'arithmeticMean', 'minimum', 'maximum', 'sum', 'first', 'last', 'start', 'count', 'delta', 'integral'] as const;
-
 /** Periods written between looks at the time slice (ALL writes some 250 bytes a period). */
 const ENCODE_PERIODS = 1_000;
 
 /**
  * Rolled-up values of one point, one element per period, a chunk of periods at a time: each chunk
- * is computed (PointValueService.rollup) and written, sharing the event loop while it is written,
- * and handed on before the next is computed.
+ * is computed (PointValueService.rollup) and written as the presenter gives it, sharing the event
+ * loop while it is written, and handed on before the next is computed.
  */
 async function* rollupText(
   values: PointValueService,
   point: DataPointRecord,
   q: ReadQuery,
-  rollup: Rollup,
+  rollup: StatisticRollup,
   csv: boolean,
   slice: TimeSlice,
 ): AsyncGenerator<string> {
-  let text = csv ? (rollup === 'ALL' ? csvRow(['timestamp', ...ALL_FIELDS]) : 'timestamp,value\r\n') : '[';
+  const presenter = new StatisticsPresenter(rollup, point.dataType);
+  let text = csv ? csvRow(['timestamp', ...(presenter.all ? presenter.columns : ['value'])]) : '[';
+  const write = csv ? csvPeriods : jsonPeriods;
   let written = false;
   // An empty range has no periods (only from after to is an error, checked in readQuery).
   if (q.plan) {
     for await (const result of values.rollup(point, q.plan, q.now, slice)) {
       for (let i = 0; i < result.length; i += ENCODE_PERIODS) {
-        text += periodsText(point, result, i, Math.min(result.length, i + ENCODE_PERIODS), rollup, csv, written);
+        text += write(presenter, result, i, Math.min(result.length, i + ENCODE_PERIODS), written);
         written = true;
         if (slice.expired) {
           yield text;
@@ -231,45 +232,45 @@ async function* rollupText(
   else if (text !== '') yield text;
 }
 
-/** Periods [from, to) of one computed chunk; `after`: an element is written before them. */
-function periodsText(point: DataPointRecord, result: RollupResult, from: number, to: number, rollup: Rollup, csv: boolean, after: boolean): string {
-  const numeric = point.dataType === 'NUMERIC';
+/** JSON elements of periods [from, to) of one computed chunk; `after`: an element is written before them. */
+function jsonPeriods(presenter: StatisticsPresenter, result: RollupResult, from: number, to: number, after: boolean): string {
   let text = '';
   for (let i = from; i < to; i++) {
-    const ts = result.start(i);
-    if (csv) {
-      text += `${ts},${periodCells(point, result, i, rollup)}\r\n`;
-      continue;
-    }
-    const stat = statisticOf(result, i, rollup, numeric);
-    const sep = !after && i === from ? '' : ',';
-    if (rollup === 'ALL') {
-      text += `${sep}{"timestamp":${ts},"value":${JSON.stringify(shapeAll(point.dataType, stat as Record<string, number | string | null> | null))}}`;
-    } else {
-      // COUNT is a number whatever the data type (a BINARY count is not a state).
-      const value = rollup === 'COUNT' ? stat : apiStatistic(point.dataType, stat as number | string | null);
-      text += `${sep}{"timestamp":${ts},"value":${jsonValue(value)}}`;
-    }
+    text += `${!after && i === from ? '' : ','}{"timestamp":${result.start(i)},"value":${periodJson(presenter, result, i)}}`;
   }
   return text;
 }
 
-/** One period's CSV cells of a point (no line end): the value, or ALL's fields. */
-function periodCells(point: DataPointRecord, result: RollupResult, i: number, rollup: Rollup): string {
-  const stat = statisticOf(result, i, rollup, point.dataType === 'NUMERIC');
-  if (rollup === 'ALL') {
-    const all = shapeAll(point.dataType, stat as Record<string, number | string | null> | null);
-    return ALL_FIELDS.map((f) => csvCell(all?.[f])).join(',');
-  }
-  return csvCell(rollup === 'COUNT' ? stat : apiStatistic(point.dataType, stat as number | string | null));
+/** One period's value as JSON: the rollup's statistic, or ALL's as an object. */
+function periodJson(presenter: StatisticsPresenter, result: RollupResult, i: number): string {
+  if (!presenter.all) return jsonValue(presenter.value(result, i, presenter.columns[0]!));
+  const members = presenter.members;
+  let text = '{';
+  for (let m = 0; m < members.length; m++) text += `${m === 0 ? '' : ','}"${members[m]!}":${jsonValue(presenter.value(result, i, members[m]!))}`;
+  return `${text}}`;
+}
+
+/** CSV rows of periods [from, to) of one computed chunk. */
+function csvPeriods(presenter: StatisticsPresenter, result: RollupResult, from: number, to: number): string {
+  let text = '';
+  for (let i = from; i < to; i++) text += `${result.start(i)},${periodCells(presenter, result, i)}\r\n`;
+  return text;
+}
+
+/** One period's CSV cells of a point (no line end): the value, or ALL's columns. */
+function periodCells(presenter: StatisticsPresenter, result: RollupResult, i: number): string {
+  const columns = presenter.columns;
+  let text = csvCell(presenter.value(result, i, columns[0]!));
+  for (let c = 1; c < columns.length; c++) text += `,${csvCell(presenter.value(result, i, columns[c]!))}`;
+  return text;
 }
 
 /** One point's column(s) of a multiple-arrays CSV table: raw values, or one row per period. */
 function csvColumn(values: PointValueService, point: DataPointRecord, q: ReadQuery, slice: TimeSlice): CsvColumn {
   const rollup = effectiveRollup(point, q);
-  const all = rollup === 'ALL';
+  const presenter = rollup && new StatisticsPresenter(rollup, point.dataType);
   async function* rows(): AsyncGenerator<ColumnRows> {
-    if (!rollup) {
+    if (!presenter) {
       for await (const batch of readAhead(values.range(point, q.from, q.to, q.limit))) {
         yield { ts: batch.map((v) => v.ts), cells: batch.map((v) => csvCell(apiValue(point.dataType, v))) };
       }
@@ -280,35 +281,29 @@ function csvColumn(values: PointValueService, point: DataPointRecord, q: ReadQue
       const chunk: ColumnRows = { ts: new Array<number>(result.length), cells: new Array<string>(result.length) };
       for (let i = 0; i < result.length; i++) {
         chunk.ts[i] = result.start(i);
-        chunk.cells[i] = periodCells(point, result, i, rollup);
+        chunk.cells[i] = periodCells(presenter, result, i);
       }
       yield chunk;
     }
   }
+  const columns = presenter?.all ? presenter.columns : undefined;
   return {
-    header: all ? ALL_FIELDS.map((f) => csvCell(`${point.xid}.${f}`)).join(',') : csvCell(point.xid),
-    empty: all ? ','.repeat(ALL_FIELDS.length - 1) : '',
+    header: columns ? columns.map((f) => csvCell(`${point.xid}.${f}`)).join(',') : csvCell(point.xid),
+    empty: columns ? ','.repeat(columns.length - 1) : '',
     rows: rows(),
   };
 }
 
-function shapeAll(dataType: string, all: Record<string, number | string | null> | null): Record<string, unknown> | null {
-  if (!all) return null;
-  const shaped: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(all)) shaped[k] = k === 'count' ? v : apiStatistic(dataType, v);
-  return shaped;
-}
-
 /** The effective rollup: POINT_DEFAULT takes the point's, NONE means raw values. */
-function effectiveRollup(point: DataPointRecord, q: ReadQuery): Rollup | undefined {
+function effectiveRollup(point: DataPointRecord, q: ReadQuery): StatisticRollup | undefined {
   const r = q.rollup === 'POINT_DEFAULT' ? (point.rollup as Rollup) : q.rollup;
-  return r === undefined || r === 'NONE' ? undefined : r;
+  return r === undefined || r === 'NONE' ? undefined : (r as StatisticRollup);
 }
 
 /** Refuses a rollup the point's data type cannot have (before any value is read). */
 function checkRollupAllowed(point: DataPointRecord, q: ReadQuery): void {
   const rollup = effectiveRollup(point, q);
-  if (rollup && point.dataType !== 'NUMERIC' && NUMERIC_ONLY.has(rollup)) {
+  if (rollup && !allowsRollup(point.dataType, rollup)) {
     throw badParam('rollup', `${rollup} needs a NUMERIC point; ${point.dataType} points allow NONE, FIRST, LAST, START, COUNT, ALL`);
   }
 }

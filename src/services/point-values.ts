@@ -12,7 +12,7 @@ import { DomainError } from '../core/errors.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import { TimeSlice } from '../core/time-slice.js';
 import type { PeriodPlan } from '../values/read/periods.js';
-import { rollupInChunks, type RollupResult } from '../values/read/rollup.js';
+import { pointRollup, type RollupResult } from '../values/read/rollup.js';
 import type { PointValueStore, StoredValue } from '../store/values/types.js';
 import type { DataPointService } from './data-points.js';
 import type { DataSourceService } from './data-sources.js';
@@ -168,13 +168,11 @@ export class PointValueService {
   }
 
   /**
-   * Statistics of the point over each period of the plan, a chunk of periods at a time, yielding
-   * to the event loop in between (rollupInChunks). No value is in force after `now` (when the
-   * request came): a period still running is rolled up as far as it has gone.
+   * Statistics of the point (read permission checked: readablePoint) over each period of the plan, a
+   * chunk of periods at a time, yielding to the event loop in between (values/read/rollup.ts pointRollup).
    */
   rollup(point: DataPointRecord, plan: PeriodPlan, now: number, slice = new TimeSlice()): AsyncGenerator<RollupResult> {
-    const endOfData = Math.min(plan.to, now);
-    return rollupInChunks(this.store, point.id, plan, endOfData, point.dataType === 'NUMERIC', { slice });
+    return pointRollup(this.store, point, plan, now, { slice });
   }
 
   /** Which value engine answers, and whether it does (for /health). */

@@ -47,10 +47,3 @@ export function apiValue(dataType: string, v: StoredValue): ApiValue | null {
   if (dataType === 'BINARY') return v.value !== 0;
   return v.value;
 }
-
-/** Shapes a statistic's raw number (or stored value) for the API: BINARY states as booleans. */
-export function apiStatistic(dataType: string, value: number | string | null): ApiValue | null {
-  if (value === null) return null;
-  if (dataType === 'BINARY' && typeof value === 'number') return value !== 0;
-  return value;
-}

@@ -1,12 +1,12 @@
 // Rollup period boundaries: periods start at `from` and step by count × type, fixed absolute steps up
 // to HOURS, calendar steps in the requested zone from DAYS up; the last period ends at `to` (partial).
 import { DateTime, IANAZone, type DateTimeUnit } from 'luxon';
-import { BUCKET_MS } from '../../store/values/types.js';
 import { calendarSteps, type CalendarUnit } from './zone-calendar.js';
 
 export const PERIOD_TYPES = ['MILLISECONDS', 'SECONDS', 'MINUTES', 'HOURS', 'DAYS', 'WEEKS', 'MONTHS', 'YEARS'] as const;
 export type PeriodType = (typeof PERIOD_TYPES)[number];
 
+/** The largest step count a request may name (timePeriods). */
 export const MAX_PERIODS = 1_000_000;
 
 export interface PeriodSpec {
@@ -120,23 +120,6 @@ export function planPeriods(spec: PeriodSpec): PeriodPlan {
   return { from, to, count: estimate, exact: false, chunks: (size) => calendarChunks(start, end, unit, count, zone, size) };
 }
 
-/** Period starts followed by the end of the last period: n periods → n + 1 increasing numbers. */
-export function periodBounds(spec: PeriodSpec): Float64Array {
-  const plan = planPeriods(spec);
-  // A calendar estimate may be short by a little: refuse only the hopeless ones from it.
-  if (plan.count > MAX_PERIODS * (plan.exact ? 1 : 1.05)) throw tooMany();
-  const chunks = plan.chunks(MAX_PERIODS);
-  const { value: bounds } = chunks.next();
-  if (!chunks.next().done) throw tooMany();
-  return bounds as Float64Array;
-}
-
-/** Every bound is a multiple of BUCKET_MS, so whole buckets make up each period. */
-export function isBucketAligned(bounds: Float64Array): boolean {
-  for (let i = 0; i < bounds.length; i++) if ((bounds[i] as number) % BUCKET_MS !== 0) return false;
-  return true;
-}
-
 function* single(from: number, to: number): Generator<Float64Array> {
   yield Float64Array.of(from, to);
 }
@@ -182,8 +165,4 @@ function floorTo(t: number, unit: DateTimeUnit, zone: string): number {
 function ceilTo(t: number, unit: DateTimeUnit, zone: string): number {
   const start = DateTime.fromMillis(t, { zone }).startOf(unit);
   return start.toMillis() === t ? t : start.plus({ [unit]: 1 }).toMillis();
-}
-
-function tooMany(): RangeError {
-  return new RangeError(`More than ${MAX_PERIODS} time periods`);
 }

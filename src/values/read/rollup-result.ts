@@ -1,8 +1,18 @@
 // Per-period statistics of one series, column by column: period i is [start(i), end(i)). Numeric
 // columns are typed arrays; stored values (non-numeric points) are kept only for first/last/start.
+import type { StoredValue } from '../../store/values/types.js';
 
 /** A value as stored: `text` for ALPHANUMERIC, else `value`. */
 export type StoredScalar = number | string | null;
+
+export function storedScalar(v: StoredValue): StoredScalar {
+  return v.text !== null ? v.text : v.value;
+}
+
+/** A NUMERIC point rolls up as numbers; the others (BINARY, MULTISTATE, ALPHANUMERIC) as values as stored. */
+export function rollsUpNumbers(dataType: string): boolean {
+  return dataType === 'NUMERIC';
+}
 
 export class RollupResult {
   /** Number of periods. */

@@ -3,41 +3,12 @@
 // request costs what its periods and buckets cost, and reads raw values only for the rest.
 import { yieldToEventLoop, type TimeSlice } from '../../core/time-slice.js';
 import type { PeriodPlan } from './periods.js';
-import { NumericAccumulator, StoredValueAccumulator } from './accumulators.js';
-import { RollupResult, type StoredScalar } from './rollup-result.js';
+import { NumericAccumulator, StoredValueAccumulator, type InForce } from './accumulators.js';
+import { RollupResult, rollsUpNumbers, storedScalar } from './rollup-result.js';
+import type { DataPointRecord } from '../../store/metadata/data-points.js';
 import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue } from '../../store/values/types.js';
 
 export { RollupResult, type StoredScalar } from './rollup-result.js';
-
-export const ROLLUPS = [
-  'NONE',
-  'AVERAGE',
-  'ARITHMETIC_MEAN',
-  'MINIMUM',
-  'MAXIMUM',
-  'SUM',
-  'FIRST',
-  'LAST',
-  'START',
-  'COUNT',
-  'DELTA',
-  'INTEGRAL',
-  'ALL',
-  'POINT_DEFAULT',
-] as const;
-export type Rollup = (typeof ROLLUPS)[number];
-
-/** Rollups a non-numeric point cannot have (it allows only NONE, FIRST, LAST, START, COUNT and ALL). */
-export const NUMERIC_ONLY: ReadonlySet<Rollup> = new Set<Rollup>([
-  'AVERAGE',
-  'ARITHMETIC_MEAN',
-  'MINIMUM',
-  'MAXIMUM',
-  'SUM',
-  'DELTA',
-  'INTEGRAL',
-  'POINT_DEFAULT',
-]);
 
 /** The store verbs a rollup reads with. */
 export type RollupSource = Pick<PointValueStore, 'valueAt' | 'range' | 'buckets'>;
@@ -57,31 +28,8 @@ export const ROLLUP_CHUNK_PERIODS = 10_000;
 /** The same for calendar periods (DAYS and longer), whose bounds cost 3–7 µs each to step through. */
 export const ROLLUP_CALENDAR_CHUNK_PERIODS = 2_000;
 
-export interface AllStatistics {
-  average: number | null;
-  arithmeticMean: number | null;
-  minimum: number | null;
-  maximum: number | null;
-  sum: number | null;
-  first: number | null;
-  last: number | null;
-  start: number | null;
-  count: number;
-  delta: number | null;
-  integral: number | null;
-}
-
-export interface AllStoredStatistics {
-  first: StoredScalar;
-  last: StoredScalar;
-  start: StoredScalar;
-  count: number;
-}
-
-export type Statistic = number | string | null | AllStatistics | AllStoredStatistics;
-
 /**
- * Statistics of `series` for the periods between consecutive `bounds` (see periodBounds).
+ * Statistics of `series` for the periods between consecutive `bounds` (a chunk of a PeriodPlan).
  * `endOfData` = min(to, now): the newest value stays in force until then. `numeric` = false for
  * ALPHANUMERIC points and for points the caller treats as non-numeric; numeric rows whose value is
  * null are skipped, as the store's buckets skip them.
@@ -102,9 +50,9 @@ export async function computeRollup(
   const slice = options.slice;
   if (!numeric) {
     const inForce = await store.valueAt(series, from);
-    const accumulator = new StoredValueAccumulator(result, inForce && { value: storedScalar(inForce) });
+    const accumulator = new StoredValueAccumulator(result, endOfData, inForce && { ts: inForce.ts, value: storedScalar(inForce) });
     for await (const batch of store.range(series, from, to)) {
-      for (const v of batch) if (v.ts >= from && v.ts < to) accumulator.value(v.ts, storedScalar(v));
+      accumulator.values(batch, from, to);
       await slice?.yieldIfExpired();
     }
     accumulator.finish();
@@ -114,7 +62,7 @@ export async function computeRollup(
   const bucketEnd = options.useBuckets === false ? from : bucketStretchEnd(bounds, endOfData);
   let rawFrom = from;
   let buckets: BucketAggregate[] = [];
-  let inForce: InForce | undefined;
+  let inForce: InForce<number> | undefined;
   if (bucketEnd > from) {
     // One more bucket, the hour before `from`: its last value is the one in force at `from`.
     buckets = await store.buckets(series, from - BUCKET_MS, bucketEnd);
@@ -125,9 +73,9 @@ export async function computeRollup(
     inForce = numericValue(await store.valueAt(series, from));
   }
   const accumulator = new NumericAccumulator(result, endOfData, inForce);
-  for (const bucket of buckets) accumulator.bucket(bucket);
+  accumulator.buckets(buckets);
   for await (const batch of store.range(series, rawFrom, to)) {
-    for (const v of batch) if (v.value !== null && v.ts >= rawFrom && v.ts < to) accumulator.value(v.ts, v.value);
+    accumulator.values(batch, rawFrom, to);
     await slice?.yieldIfExpired();
   }
   accumulator.finish();
@@ -158,9 +106,22 @@ export async function* rollupInChunks(
   }
 }
 
-type InForce = { ts: number; value: number };
+/**
+ * A point's statistics over each period of the plan, in chunks (rollupInChunks): as numbers for a
+ * NUMERIC point, as stored values otherwise. No value is in force after `now` (when the request
+ * came): a period still running is rolled up as far as it has gone.
+ */
+export function pointRollup(
+  store: RollupSource,
+  point: Pick<DataPointRecord, 'id' | 'dataType'>,
+  plan: PeriodPlan,
+  now: number,
+  options: RollupOptions = {},
+): AsyncGenerator<RollupResult> {
+  return rollupInChunks(store, point.id, plan, Math.min(plan.to, now), rollsUpNumbers(point.dataType), options);
+}
 
-function numericValue(v: StoredValue | undefined): InForce | undefined {
+function numericValue(v: StoredValue | undefined): InForce<number> | undefined {
   return v && v.value !== null ? { ts: v.ts, value: v.value } : undefined;
 }
 
@@ -169,7 +130,7 @@ function numericValue(v: StoredValue | undefined): InForce | undefined {
  * before `from`) where they tell: the last value of that hour; or none needed when the first value
  * inside is at `from` itself (it is the value in force then). Otherwise the store is asked.
  */
-async function inForceFromBuckets(store: RollupSource, series: number, from: number, buckets: readonly BucketAggregate[]): Promise<InForce | undefined> {
+async function inForceFromBuckets(store: RollupSource, series: number, from: number, buckets: readonly BucketAggregate[]): Promise<InForce<number> | undefined> {
   const first = buckets[0];
   if (first?.start === from - BUCKET_MS) return { ts: first.lastTs, value: first.lastValue };
   if (first?.start === from && first.firstTs === from) return undefined;
@@ -195,110 +156,6 @@ function bucketStretchEnd(bounds: Float64Array, endOfData: number): number {
     }
   }
   return end > from ? end : from;
-}
-
-/** The rollup's value for period i. NONE and POINT_DEFAULT are resolved by the caller. */
-export function statisticOf(result: RollupResult, i: number, rollup: Rollup, numeric: boolean): Statistic {
-  if (numeric !== result.numeric) throw new Error('statisticOf: numeric differs from the computed result');
-  if (rollup === 'NONE' || rollup === 'POINT_DEFAULT') throw new Error(`${rollup} is not a statistic; resolve it first`);
-  if (!numeric) {
-    return storedStatistic(result, i, rollup);
-  }
-  switch (rollup) {
-    case 'AVERAGE':
-      return average(result, i);
-    case 'ARITHMETIC_MEAN':
-      return arithmeticMean(result, i);
-    case 'MINIMUM':
-      return orNull(result.minimum[i]);
-    case 'MAXIMUM':
-      return orNull(result.maximum[i]);
-    case 'SUM':
-      return orNull(result.sum[i]);
-    case 'FIRST':
-      return orNull(result.first[i]);
-    case 'LAST':
-      return orNull(result.last[i]);
-    case 'START':
-      return orNull(result.startValue[i]);
-    case 'COUNT':
-      return result.count[i] as number;
-    case 'DELTA':
-      return delta(result, i);
-    case 'INTEGRAL':
-      return integral(result, i);
-    case 'ALL':
-      return {
-        average: average(result, i),
-        arithmeticMean: arithmeticMean(result, i),
-        minimum: orNull(result.minimum[i]),
-        maximum: orNull(result.maximum[i]),
-        sum: orNull(result.sum[i]),
-        first: orNull(result.first[i]),
-        last: orNull(result.last[i]),
-        start: orNull(result.startValue[i]),
-        count: result.count[i] as number,
-        delta: delta(result, i),
-        integral: integral(result, i),
-      };
-  }
-}
-
-function storedStatistic(result: RollupResult, i: number, rollup: Rollup): Statistic {
-  switch (rollup) {
-    case 'FIRST':
-      return result.firstStored[i] ?? null;
-    case 'LAST':
-      return result.lastStored[i] ?? null;
-    case 'START':
-      return result.startStored[i] ?? null;
-    case 'COUNT':
-      return result.count[i] as number;
-    case 'ALL':
-      return {
-        first: result.firstStored[i] ?? null,
-        last: result.lastStored[i] ?? null,
-        start: result.startStored[i] ?? null,
-        count: result.count[i] as number,
-      };
-    default:
-      throw new RangeError(`${rollup} needs a numeric point`);
-  }
-}
-
-/** Time-weighted over the in-force window; null when the window is empty. */
-function average(r: RollupResult, i: number): number | null {
-  const ms = r.inForceMs[i] as number;
-  return ms > 0 ? (r.integralMs[i] as number) / ms : null;
-}
-
-function arithmeticMean(r: RollupResult, i: number): number | null {
-  const count = r.count[i] as number;
-  return count > 0 ? (r.sum[i] as number) / count : null;
-}
-
-/** (last, else start) − (start, else first). */
-function delta(r: RollupResult, i: number): number | null {
-  const hasStart = r.hasStart[i] === 1;
-  const hasInside = (r.count[i] as number) > 0;
-  if (!hasStart && !hasInside) return null;
-  const end = hasInside ? (r.last[i] as number) : (r.startValue[i] as number);
-  const begin = hasStart ? (r.startValue[i] as number) : (r.first[i] as number);
-  return end - begin;
-}
-
-/** value × seconds; null when no value is in force at the start nor inside. */
-function integral(r: RollupResult, i: number): number | null {
-  if (r.hasStart[i] !== 1 && r.count[i] === 0) return null;
-  return (r.integralMs[i] as number) / 1000;
-}
-
-function orNull(x: number | undefined): number | null {
-  return x === undefined || Number.isNaN(x) ? null : x;
-}
-
-function storedScalar(v: StoredValue): StoredScalar {
-  return v.text !== null ? v.text : v.value;
 }
 
 function checkBounds(bounds: Float64Array, endOfData: number): void {
