@@ -213,18 +213,23 @@ export class WriteQueue {
       () => ({ ok: true as const }),
       (err: unknown) => ({ ok: false as const, err }),
     );
-    this.answered = outcome.then(async (o) => {
+    const answering = outcome.then(async (o) => {
       await before;
-      for (const w of group) {
-        if (o.ok && w.state !== 'answered') this.options.onWritten?.(w.batch.length);
-        this.answer(w, o.ok ? undefined : { err: o.err });
+      try {
+        for (const w of group) {
+          if (o.ok && w.state !== 'answered') this.options.onWritten?.(w.batch.length);
+          this.answer(w, o.ok ? undefined : { err: o.err });
+        }
+        if (flight.answeredEarly) this.options.onLateOutcome?.(batch);
+      } finally {
+        this.flights--;
+        this.admittedValues -= values;
+        this.release();
+        this.pump();
       }
-      this.flights--;
-      this.admittedValues -= values;
-      if (flight.answeredEarly) this.options.onLateOutcome?.(batch);
-      this.release();
-      this.pump();
     });
+    // The next group's answers wait for these, whatever a hook above threw.
+    this.answered = answering.catch(() => undefined);
   }
 
   /** Tells a writer not told yet: resolved without `failure`. */

@@ -1,13 +1,13 @@
 // The DuckDB store: the write paths (pure append, late rows, delete, compaction) and the reads. What
 // the tables hold and why: ./index.ts.
 //
-// Writes (append, delete, compact) go through the write queue (../write-queue.ts), in order. Queued
-// appends share a transaction (group commit); with more than one writer connection, a transaction of
-// pure appends commits on its own writer connection while the next group is already being written on
-// another (appends never conflict in DuckDB), and a transaction with late rows waits for those and runs
-// alone, as do a delete and a compaction (exclusive tasks). Reads use a pool of other connections and
-// see committed transactions only. An append resolves after its commit (and after every append queued
-// before it): durable, since DuckDB writes and syncs its WAL at commit, and visible to every later read.
+// Writes (append, delete, compact) go through the write queue (../write-queue.ts), in order, one
+// transaction at a time on the primary connection. Queued appends share a transaction (group commit);
+// a delete and a compaction are exclusive tasks. (A second writer connection, committing one group while
+// the next was written, was measured through the write buffer with two appends in flight: no more values/s
+// than one, and event-loop stalls of seconds instead of a few hundred ms; so there is one.) Reads use a
+// pool of other connections and see committed transactions only. An append resolves after its commit:
+// durable, since DuckDB writes and syncs its WAL at commit, and visible to every later read.
 import { DuckDBDataChunk, type DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { BucketColumns, BucketFolder, bucketCeil, bucketOf } from '../aggregates.js';
@@ -26,8 +26,6 @@ import { TouchedBuckets } from './touched-buckets.js';
 export interface DuckDbStoreOptions extends ValueStoreHooks {
   /** Reader connections (default 4). */
   readers?: number;
-  /** Writer connections: how many append transactions may be in flight at once (default 2). */
-  writers?: number;
   /** DuckDB worker threads (default: DuckDB's, one per core). */
   threads?: number;
   /** DuckDB memory limit, e.g. '2GB' (default: DuckDB's, 80 % of RAM). */
@@ -81,7 +79,6 @@ interface WritePlan {
 export interface DuckDbStoreInit {
   instance: DuckDBInstance;
   primary: Session;
-  writers: Pool;
   readers: Pool;
   maxTs: Map<number, number>;
   minTs: Map<number, number>;
@@ -95,10 +92,6 @@ export interface DuckDbStoreInit {
 export class DuckDbStore implements DuckDbValueStore {
   readonly engine = 'duckdb' as const;
   private readonly writes: WriteQueue;
-  /** Settles once the group being planned and written has handed its rows over (or failed); never rejects. */
-  private handedOver: Promise<void> = Promise.resolve();
-  /** Settles once every append transaction started so far has ended; never rejects. */
-  private commits: Promise<unknown> = Promise.resolve();
   /** A merge of partial rows is queued (an exclusive task). */
   private mergeQueued = false;
   private closed = false;
@@ -110,10 +103,8 @@ export class DuckDbStore implements DuckDbValueStore {
   private readonly bucketChunk = DuckDBDataChunk.create(BUCKET_TYPES, CHUNK_ROWS);
 
   private readonly instance: DuckDBInstance;
-  /** Runs late appends, deletes and compaction (alone); owns the temporary tables. */
+  /** Runs every write; owns the temporary tables. */
   private readonly primary: Session;
-  /** Run pure appends, several at once (the primary among them). */
-  private readonly writers: Pool;
   private readonly readers: Pool;
   /** The newest ts per series, stored or being written (never below what is stored). */
   private readonly maxTs: Map<number, number>;
@@ -128,7 +119,6 @@ export class DuckDbStore implements DuckDbValueStore {
   constructor(init: DuckDbStoreInit) {
     this.instance = init.instance;
     this.primary = init.primary;
-    this.writers = init.writers;
     this.readers = init.readers;
     this.maxTs = init.maxTs;
     this.minTs = init.minTs;
@@ -140,8 +130,6 @@ export class DuckDbStore implements DuckDbValueStore {
       name: 'value store',
       writeGroup: (batch) => this.writeGroup(batch),
       maxGroupValues: init.options.maxGroupValues ?? 200_000,
-      // A group of pure appends commits while the next one is written (see writeGroup).
-      inFlight: Math.max(1, init.options.writers ?? 2),
       onWritten: this.appended,
     });
     this.mergePartialsAfter = init.options.mergePartialsAfter ?? 10_000;
@@ -172,47 +160,12 @@ export class DuckDbStore implements DuckDbValueStore {
     return this.writes.exclusive(run);
   }
 
-  /**
-   * Writes one group of appends. Groups are planned and written one after the other (the plan reads and
-   * raises the max ts; the shared chunks are reused); a group of pure appends hands its rows over and
-   * commits on a writer connection while the next group is written on another. A group with late rows
-   * waits for those commits and runs alone on the primary connection. The write queue answers groups in
-   * order and runs a delete or a compaction only once every group before it has ended.
-   */
+  /** Writes one group of appends in a transaction (the write queue runs one at a time). */
   private async writeGroup(batch: ValueBatch): Promise<void> {
-    const turn = this.handedOver;
-    let handOver!: () => void;
-    this.handedOver = new Promise<void>((resolve) => (handOver = resolve));
-    try {
-      await turn;
-      const plan = await this.plan(batch);
-      this.dirty = true;
-      if (this.partials.extra >= this.mergePartialsAfter) this.queueMerge();
-      if (plan.lateSegs.length > 0) {
-        await this.commits;
-        await this.committing(this.transaction(this.primary, () => this.writeRows(this.primary, batch, plan)));
-        return;
-      }
-      await this.committing(
-        this.writers.use((w) =>
-          this.transaction(w, async () => {
-            try {
-              await this.writeRows(w, batch, plan);
-            } finally {
-              handOver();
-            }
-          }),
-        ),
-      );
-    } finally {
-      handOver();
-    }
-  }
-
-  /** Counts a transaction among those a late group waits for. */
-  private committing(done: Promise<void>): Promise<void> {
-    this.commits = Promise.all([this.commits, done.catch(() => undefined)]);
-    return done;
+    const plan = await this.plan(batch);
+    this.dirty = true;
+    if (this.partials.extra >= this.mergePartialsAfter) this.queueMerge();
+    await this.transaction(this.primary, () => this.writeRows(batch, plan));
   }
 
   /** Queues a merge of the partial rows after the writes queued so far (once; tidiness only). */
@@ -300,16 +253,16 @@ export class DuckDbStore implements DuckDbValueStore {
   }
 
   /**
-   * Writes a planned group inside an open transaction on w: late series first delete the rows they
-   * replace (primary only), then every row is appended, fresh series get their partial aggregates
+   * Writes a planned group inside an open transaction: late series first delete the rows they
+   * replace, then every row is appended, fresh series get their partial aggregates
    * and late ones have their buckets recomputed from the raw rows.
    */
-  private async writeRows(w: Session, batch: ValueBatch, plan: WritePlan): Promise<void> {
+  private async writeRows(batch: ValueBatch, plan: WritePlan): Promise<void> {
     const { rows, fresh, lateSegs, lateKnown } = plan;
     if (lateSegs.length > 0) await this.deleteReplaced(batch, rows, lateSegs, lateKnown);
-    // The shared chunks are safe while this awaits: writeGroup() starts the next group's writeRows only after this one's.
-    await appendRawRows(await w.appender('point_values'), this.numericChunk, batch, rows);
-    if (fresh.length > 0) await appendColumns(await w.appender('point_buckets'), this.bucketChunk, BUCKET_TYPES, fresh.columns());
+    // The shared chunks are safe while this awaits: the write queue starts the next group after this one.
+    await appendRawRows(await this.primary.appender('point_values'), this.numericChunk, batch, rows);
+    if (fresh.length > 0) await appendColumns(await this.primary.appender('point_buckets'), this.bucketChunk, BUCKET_TYPES, fresh.columns());
     if (lateSegs.length > 0) await this.recomputeLateBuckets(batch, rows, lateSegs);
   }
 
@@ -408,8 +361,8 @@ export class DuckDbStore implements DuckDbValueStore {
         for (const sql of COMPACT) await this.primary.exec(sql);
       });
       // Readers' prepared statements re-bind to the new tables by themselves (DuckDB checks the
-      // catalog at execution); the writers' appenders are made again.
-      this.writers.forget();
+      // catalog at execution); the writer's appenders are made again.
+      this.primary.forget();
       this.dirty = false;
       this.partials.clear();
     }
@@ -508,11 +461,11 @@ export class DuckDbStore implements DuckDbValueStore {
     await this.writes.close();
     await this.mergePartialRows();
     try {
-      this.writers.forget();
+      this.primary.forget();
       await this.primary.exec('CHECKPOINT');
     } finally {
       await this.readers.close();
-      await this.writers.close();
+      this.primary.close();
       this.instance.closeSync();
       this.onClose();
     }
