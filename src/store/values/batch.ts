@@ -1,11 +1,6 @@
-// ValueBatch helpers shared by the pipeline and the engines: a batch of n zeroed rows, and several
-// batches joined column by column (a group commit's one batch).
+// Several ValueBatches joined column by column: a group commit's one batch (the write queue's). The
+// point-value domain's own batch helpers (emptyBatch, setRow, …) are in src/values/batch.ts.
 import type { ValueBatch } from './types.js';
-
-/** n rows, numeric only (text and annotation null), every column zeroed, to be filled in. */
-export function emptyBatch(n: number): ValueBatch {
-  return { length: n, series: new Int32Array(n), ts: new Float64Array(n), value: new Float64Array(n), text: null, annotation: null };
-}
 
 /** Concatenates batches column by column; one batch is returned as it is. */
 export function concatBatches(batches: readonly ValueBatch[]): ValueBatch {
