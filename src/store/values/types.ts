@@ -71,8 +71,9 @@ export interface PointValueStore {
   /** The timestamps it can store, when narrower than INSTANT_RANGE (QuestDB: 1970 to 9999). */
   readonly timeRange?: TimeRange;
   /**
-   * How many appends the write buffer may have under way at once (default 1). A store that commits them
-   * in call order and then waits for each to become visible (QuestDB) takes more, so waits overlap.
+   * How many appends the write buffer (write-buffer.ts, on write-queue.ts) may have under way at once
+   * (default 1). A store that takes more (QuestDB: each is checked, and waits for room, while the one
+   * before it is sent) gets them in call order and answers them in that order.
    */
   readonly appendConcurrency?: number;
   /**

@@ -1,13 +1,14 @@
 // A value store whose server cannot be reached answers as the metadata store does (store/unavailable.ts):
 // every verb that fails because the server is gone rejects with the store's 503 instead of whatever
 // its driver threw, so a request meets "try again shortly", never a 500, and the service keeps running.
-// Wraps any engine; an embedded one (DuckDB) never throws such errors and passes through unchanged.
+// open.ts wraps the server engines (PostgreSQL, QuestDB) in it; the embedded DuckDB is not wrapped (it
+// has no server to lose, and no time-out).
 //
 // With `timeoutMs` (STORE_TIMEOUT_MS) a server that is there but silent (frozen) counts as gone after
 // that long: each read, each batch of a streamed read, a delete and a ping wait at most that, then 503.
-// Appends are bounded by the write buffer instead (write-buffer.ts), which answers its writers at the
-// time-out but keeps its place until the engine's append has ended, so a frozen server never piles
-// appends up.
+// Appends are bounded by the write buffer instead (write-buffer.ts, on the write queue: write-queue.ts),
+// which answers its writers at the time-out but keeps its place until the engine's append has ended, so
+// a frozen server never piles appends up.
 import { withTimeout } from '../timeout.js';
 import { isStoreUnreachable, storeUnavailable } from '../unavailable.js';
 import type { PointValueStore } from './types.js';

@@ -49,8 +49,6 @@ async function open(dir: string, file: string, options: DuckDbStoreOptions, onCl
       minTs.set(s, min);
       maxTs.set(s, max);
     }
-    const writers = [primary];
-    while (writers.length < Math.max(1, options.writers ?? 2)) writers.push(await connect());
     const readers: Session[] = [];
     while (readers.length < Math.max(1, options.readers ?? 4)) {
       const reader = await connect();
@@ -61,7 +59,7 @@ async function open(dir: string, file: string, options: DuckDbStoreOptions, onCl
     }
     const log = engineLogger(options.log, 'duckdb');
     const appended = appendedHook(options.onAppended, log);
-    return new DuckDbStore({ instance, primary, writers: new Pool(writers), readers: new Pool(readers), maxTs, minTs, options, log, appended, onClose });
+    return new DuckDbStore({ instance, primary, readers: new Pool(readers), maxTs, minTs, options, log, appended, onClose });
   } catch (err) {
     for (const s of sessions) s.close();
     instance.closeSync();

@@ -1,20 +1,20 @@
-// The DuckDB store: its write queue with group commit, the write paths (pure append, late rows,
-// delete, compaction) and the reads. What the tables hold and why: ./index.ts.
+// The DuckDB store: the write paths (pure append, late rows, delete, compaction) and the reads. What
+// the tables hold and why: ./index.ts.
 //
-// Writes (append, delete, compact) are taken from one queue, in order. Queued appends share a
-// transaction (group commit); a transaction of pure appends commits on its own writer connection
-// while the next one is already being written on another (appends never conflict in DuckDB), and a
-// transaction with late rows, a delete or a compaction waits for those and runs alone. Reads use a
-// pool of other connections and see committed transactions only. An append resolves after its commit
-// (and after every append queued before it): durable, since DuckDB writes and syncs its WAL at commit,
-// and visible to every later read.
+// Writes (append, delete, compact) go through the write queue (../write-queue.ts), in order, one
+// transaction at a time on the primary connection. Queued appends share a transaction (group commit);
+// a delete and a compaction are exclusive tasks. (A second writer connection, committing one group while
+// the next was written, was measured through the write buffer with two appends in flight: no more values/s
+// than one, and event-loop stalls of seconds instead of a few hundred ms; so there is one.) Reads use a
+// pool of other connections and see committed transactions only. An append resolves after its commit:
+// durable, since DuckDB writes and syncs its WAL at commit, and visible to every later read.
 import { DuckDBDataChunk, type DuckDBInstance } from '@duckdb/node-api';
 import type { Logger } from 'pino';
 import { BucketColumns, BucketFolder, bucketCeil, bucketOf } from '../aggregates.js';
 import { TimeSlice } from '../../../core/time-slice.js';
 import type { ValueStoreHooks } from '../hooks.js';
 import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue, type ValueBatch } from '../types.js';
-import { concatBatches } from '../write-buffer.js';
+import { WriteQueue } from '../write-queue.js';
 import { appendColumns, appendRawRows, CHUNK_ROWS, createNumericChunk } from './chunks.js';
 import { PartialRows } from './partial-rows.js';
 import { readBuckets, readWindow, toNewestOne, toStoredValues } from './results.js';
@@ -26,8 +26,6 @@ import { TouchedBuckets } from './touched-buckets.js';
 export interface DuckDbStoreOptions extends ValueStoreHooks {
   /** Reader connections (default 4). */
   readers?: number;
-  /** Writer connections: how many append transactions may be in flight at once (default 2). */
-  writers?: number;
   /** DuckDB worker threads (default: DuckDB's, one per core). */
   threads?: number;
   /** DuckDB memory limit, e.g. '2GB' (default: DuckDB's, 80 % of RAM). */
@@ -67,20 +65,6 @@ function clampTs(t: number): number {
   return Math.max(-MAX_TS - 1, Math.min(MAX_TS + 1, Math.ceil(t)));
 }
 
-interface AppendJob {
-  kind: 'append';
-  batch: ValueBatch;
-  resolve(): void;
-  reject(err: unknown): void;
-}
-interface TaskJob {
-  kind: 'task';
-  run(): Promise<unknown>;
-  resolve(v: unknown): void;
-  reject(err: unknown): void;
-}
-type Job = AppendJob | TaskJob;
-
 /** How a sorted group of rows is written. */
 interface WritePlan {
   rows: SortedRows;
@@ -95,7 +79,6 @@ interface WritePlan {
 export interface DuckDbStoreInit {
   instance: DuckDBInstance;
   primary: Session;
-  writers: Pool;
   readers: Pool;
   maxTs: Map<number, number>;
   minTs: Map<number, number>;
@@ -108,10 +91,9 @@ export interface DuckDbStoreInit {
 
 export class DuckDbStore implements DuckDbValueStore {
   readonly engine = 'duckdb' as const;
-  private readonly queue: Job[] = [];
-  private draining: Promise<void> | undefined;
-  /** Settles after every pipelined append transaction started so far; never rejects. */
-  private tail: Promise<void> = Promise.resolve();
+  private readonly writes: WriteQueue;
+  /** A merge of partial rows is queued (an exclusive task). */
+  private mergeQueued = false;
   private closed = false;
   /** Rows written since the last compaction in this process (a reopened store counts as written). */
   private dirty = true;
@@ -121,17 +103,14 @@ export class DuckDbStore implements DuckDbValueStore {
   private readonly bucketChunk = DuckDBDataChunk.create(BUCKET_TYPES, CHUNK_ROWS);
 
   private readonly instance: DuckDBInstance;
-  /** Runs late appends, deletes and compaction (alone); owns the temporary tables. */
+  /** Runs every write; owns the temporary tables. */
   private readonly primary: Session;
-  /** Run pure appends, several at once (the primary among them). */
-  private readonly writers: Pool;
   private readonly readers: Pool;
   /** The newest ts per series, stored or being written (never below what is stored). */
   private readonly maxTs: Map<number, number>;
   /** The oldest ts per series ever seen (never above what is stored). */
   private readonly minTs: Map<number, number>;
   private readonly pageSize: number;
-  private readonly maxGroupValues: number;
   private readonly mergePartialsAfter: number;
   private readonly log: Logger;
   private readonly appended: (values: number) => void;
@@ -140,7 +119,6 @@ export class DuckDbStore implements DuckDbValueStore {
   constructor(init: DuckDbStoreInit) {
     this.instance = init.instance;
     this.primary = init.primary;
-    this.writers = init.writers;
     this.readers = init.readers;
     this.maxTs = init.maxTs;
     this.minTs = init.minTs;
@@ -148,11 +126,16 @@ export class DuckDbStore implements DuckDbValueStore {
     this.appended = init.appended;
     this.onClose = init.onClose;
     this.pageSize = init.options.pageSize ?? 10_000;
-    this.maxGroupValues = init.options.maxGroupValues ?? 200_000;
+    this.writes = new WriteQueue({
+      name: 'value store',
+      writeGroup: (batch) => this.writeGroup(batch),
+      maxGroupValues: init.options.maxGroupValues ?? 200_000,
+      onWritten: this.appended,
+    });
     this.mergePartialsAfter = init.options.mergePartialsAfter ?? 10_000;
   }
 
-  // ---- writes: one queue ----
+  // ---- writes: the write queue ----
 
   append(batch: ValueBatch): Promise<void> {
     if (this.closed) return Promise.reject(new Error('value store is closed'));
@@ -161,11 +144,7 @@ export class DuckDbStore implements DuckDbValueStore {
     } catch (err) {
       return Promise.reject(err);
     }
-    if (batch.length === 0) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ kind: 'append', batch, resolve, reject });
-      this.kick();
-    });
+    return this.writes.write(batch);
   }
 
   delete(series: number, from: number, to: number): Promise<number> {
@@ -178,76 +157,27 @@ export class DuckDbStore implements DuckDbValueStore {
 
   private task<T>(run: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new Error('value store is closed'));
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ kind: 'task', run, resolve: resolve as (v: unknown) => void, reject });
-      this.kick();
-    });
+    return this.writes.exclusive(run);
   }
 
-  private kick(): void {
-    this.draining ??= this.drain().finally(() => {
-      this.draining = undefined;
-      if (this.queue.length > 0) this.kick();
-    });
+  /** Writes one group of appends in a transaction (the write queue runs one at a time). */
+  private async writeGroup(batch: ValueBatch): Promise<void> {
+    const plan = await this.plan(batch);
+    this.dirty = true;
+    if (this.partials.extra >= this.mergePartialsAfter) this.queueMerge();
+    await this.transaction(this.primary, () => this.writeRows(batch, plan));
   }
 
-  /**
-   * Takes the queue in order. Consecutive appends form one group (group commit). A group of pure
-   * appends is written on a free writer connection and committed there while the next group is
-   * already being written on another (DuckDB appends never conflict); a group with late rows, a
-   * delete and a compaction wait for those commits and run alone on the primary connection.
-   * Appends are answered in queue order, each once its own transaction committed.
-   */
-  private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const head = this.queue[0]!;
-      if (head.kind === 'task') {
-        this.queue.shift();
-        await this.tail;
-        try {
-          head.resolve(await head.run());
-        } catch (err) {
-          head.reject(err);
-        }
-        continue;
-      }
-      const jobs = this.takeAppends();
-      let plan: WritePlan;
-      let batch: ValueBatch;
-      try {
-        batch = concatBatches(jobs.map((j) => j.batch));
-        plan = await this.plan(batch);
-      } catch (err) {
-        for (const j of jobs) j.reject(err);
-        continue;
-      }
-      this.dirty = true;
-      if (plan.lateSegs.length > 0) {
-        await this.tail;
-        const done = this.transaction(this.primary, () => this.writeRows(this.primary, batch, plan));
-        this.answerInOrder(jobs, done);
-        await this.tail;
-        continue;
-      }
-      let written!: () => void;
-      const body = new Promise<void>((resolve) => (written = resolve));
-      const committed = this.writers.use((w) =>
-        this.transaction(w, async () => {
-          try {
-            await this.writeRows(w, batch, plan);
-          } finally {
-            written();
-          }
-        }),
-      );
-      this.answerInOrder(jobs, committed);
-      // The next group is written once this one's rows are handed over; its commit runs meanwhile.
-      await Promise.race([body, committed.catch(() => undefined)]);
-      if (this.partials.extra >= this.mergePartialsAfter) {
-        await this.tail;
-        await this.mergePartialRows();
-      }
-    }
+  /** Queues a merge of the partial rows after the writes queued so far (once; tidiness only). */
+  private queueMerge(): void {
+    if (this.mergeQueued || this.closed) return;
+    this.mergeQueued = true;
+    this.writes
+      .exclusive(() => {
+        this.mergeQueued = false;
+        return this.mergePartialRows();
+      })
+      .catch(() => (this.mergeQueued = false));
   }
 
   /** Merges the partial rows of the buckets PartialRows lists, in SQL. Runs alone on the primary connection. */
@@ -268,36 +198,6 @@ export class DuckDbStore implements DuckDbValueStore {
       // Only tidiness is lost: buckets() merges partial rows itself, and compact() merges them all.
       this.log.warn({ err }, 'merging partial bucket rows failed; left to reads and compaction');
     }
-  }
-
-  /** Answers the jobs when `done` settles, but never before the jobs of earlier transactions. */
-  private answerInOrder(jobs: AppendJob[], done: Promise<void>): void {
-    const before = this.tail;
-    this.tail = done.then(
-      async () => {
-        await before;
-        for (const j of jobs) {
-          this.appended(j.batch.length);
-          j.resolve();
-        }
-      },
-      async (err: unknown) => {
-        await before;
-        for (const j of jobs) j.reject(err);
-      },
-    );
-  }
-
-  /** The queued appends that fit into one transaction (at least one). */
-  private takeAppends(): AppendJob[] {
-    const taken: AppendJob[] = [];
-    let values = 0;
-    while (this.queue[0]?.kind === 'append' && (values === 0 || values + this.queue[0].batch.length <= this.maxGroupValues)) {
-      const job = this.queue.shift() as AppendJob;
-      taken.push(job);
-      values += job.batch.length;
-    }
-    return taken;
   }
 
   /**
@@ -353,16 +253,16 @@ export class DuckDbStore implements DuckDbValueStore {
   }
 
   /**
-   * Writes a planned group inside an open transaction on w: late series first delete the rows they
-   * replace (primary only), then every row is appended, fresh series get their partial aggregates
+   * Writes a planned group inside an open transaction: late series first delete the rows they
+   * replace, then every row is appended, fresh series get their partial aggregates
    * and late ones have their buckets recomputed from the raw rows.
    */
-  private async writeRows(w: Session, batch: ValueBatch, plan: WritePlan): Promise<void> {
+  private async writeRows(batch: ValueBatch, plan: WritePlan): Promise<void> {
     const { rows, fresh, lateSegs, lateKnown } = plan;
     if (lateSegs.length > 0) await this.deleteReplaced(batch, rows, lateSegs, lateKnown);
-    // The shared chunks are safe while this awaits: drain() starts the next group's writeRows only after this one's.
-    await appendRawRows(await w.appender('point_values'), this.numericChunk, batch, rows);
-    if (fresh.length > 0) await appendColumns(await w.appender('point_buckets'), this.bucketChunk, BUCKET_TYPES, fresh.columns());
+    // The shared chunks are safe while this awaits: the write queue starts the next group after this one.
+    await appendRawRows(await this.primary.appender('point_values'), this.numericChunk, batch, rows);
+    if (fresh.length > 0) await appendColumns(await this.primary.appender('point_buckets'), this.bucketChunk, BUCKET_TYPES, fresh.columns());
     if (lateSegs.length > 0) await this.recomputeLateBuckets(batch, rows, lateSegs);
   }
 
@@ -461,8 +361,8 @@ export class DuckDbStore implements DuckDbValueStore {
         for (const sql of COMPACT) await this.primary.exec(sql);
       });
       // Readers' prepared statements re-bind to the new tables by themselves (DuckDB checks the
-      // catalog at execution); the writers' appenders are made again.
-      this.writers.forget();
+      // catalog at execution); the writer's appenders are made again.
+      this.primary.forget();
       this.dirty = false;
       this.partials.clear();
     }
@@ -558,15 +458,14 @@ export class DuckDbStore implements DuckDbValueStore {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    while (this.draining) await this.draining;
-    await this.tail;
+    await this.writes.close();
     await this.mergePartialRows();
     try {
-      this.writers.forget();
+      this.primary.forget();
       await this.primary.exec('CHECKPOINT');
     } finally {
       await this.readers.close();
-      await this.writers.close();
+      this.primary.close();
       this.instance.closeSync();
       this.onClose();
     }

@@ -1,17 +1,17 @@
-// The PostgreSQL store: its write queue with group commit, the write transaction (partitions, series
-// locks, COPY, upsert, bucket recompute), delete, and the reads. What the tables hold and why: ./index.ts.
+// The PostgreSQL store: the write transaction (partitions, series locks, COPY, upsert, bucket
+// recompute), delete, and the reads. What the tables hold and why: ./index.ts.
 //
-// Writes (append, delete) are taken from one queue, in order, one transaction at a time. Appends
-// queued while a transaction runs share the next one (group commit). An append resolves after its
-// transaction committed: durable (PostgreSQL flushed its WAL) and visible to every later read, of
-// this instance or another.
+// Writes (append, delete) go through the write queue (../write-queue.ts), in order, one transaction at
+// a time. Appends queued while a transaction runs share the next one (group commit). An append resolves
+// after its transaction committed: durable (PostgreSQL flushed its WAL) and visible to every later read,
+// of this instance or another.
 import type { Logger } from 'pino';
 import type pg from 'pg';
 import { bucketCeil, bucketOf } from '../aggregates.js';
 import { MAX_TS, sortRows, validate, type SortedRows } from '../sort.js';
 import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue, type ValueBatch } from '../types.js';
 import { pgRead, pgTransaction } from '../../pg-clients.js';
-import { concatBatches } from '../write-buffer.js';
+import { WriteQueue } from '../write-queue.js';
 import { copyIn, encodeBinaryCopy } from './copy.js';
 import { createPartitionSql, monthOf, monthOfPartition, monthsOf, monthStart, partitionName, type MonthIndex } from './partitions.js';
 import { CREATE_STAGE, RAW, SQL, type HourlyRow, type ValueRow } from './sql.js';
@@ -37,20 +37,6 @@ export interface PostgresStoreInit {
   /** Told of every durable append (its value count); never throws. */
   appended: (values: number) => void;
 }
-
-interface AppendJob {
-  kind: 'append';
-  batch: ValueBatch;
-  resolve(): void;
-  reject(err: unknown): void;
-}
-interface TaskJob {
-  kind: 'task';
-  run(): Promise<unknown>;
-  resolve(v: unknown): void;
-  reject(err: unknown): void;
-}
-type Job = AppendJob | TaskJob;
 
 /** Times a read is sent when the connections it went on were lost (the pool's idle ones may all be gone at once). */
 const READ_ATTEMPTS = 3;
@@ -85,8 +71,7 @@ function touchedBuckets(batch: ValueBatch, rows: SortedRows): { series: number[]
 
 export class PostgresStore implements PointValueStore {
   readonly engine = 'postgres' as const;
-  private readonly queue: Job[] = [];
-  private draining: Promise<void> | undefined;
+  private readonly writes: WriteQueue;
   private closed = false;
   /** Connections that have made the staging table (a temporary table lives as long as its connection). */
   private readonly staged = new WeakSet<pg.PoolClient>();
@@ -96,7 +81,6 @@ export class PostgresStore implements PointValueStore {
   /** Partitions known to exist; another instance may have made more, which CREATE … IF NOT EXISTS allows for. */
   private readonly partitions: Set<string>;
   private readonly pageSize: number;
-  private readonly maxGroupValues: number;
   private readonly log: Logger;
   private readonly appended: (values: number) => void;
   private readonly timer: NodeJS.Timeout;
@@ -109,7 +93,12 @@ export class PostgresStore implements PointValueStore {
     this.log = init.log;
     this.appended = init.appended;
     this.pageSize = init.options.pageSize ?? 10_000;
-    this.maxGroupValues = init.options.maxGroupValues ?? 200_000;
+    this.writes = new WriteQueue({
+      name: 'value store',
+      writeGroup: (batch) => this.writeGroup(batch),
+      maxGroupValues: init.options.maxGroupValues ?? 200_000,
+      onWritten: this.appended,
+    });
     // Months are made ahead of the data, so live writes never wait on DDL (which locks the parent table).
     this.timer = setInterval(() => {
       this.ensureCurrentMonths().catch((err: unknown) => this.log.warn({ err }, 'creating the next month partitions failed; appends create them on demand'));
@@ -147,68 +136,12 @@ export class PostgresStore implements PointValueStore {
     } catch (err) {
       return Promise.reject(err);
     }
-    if (batch.length === 0) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ kind: 'append', batch, resolve, reject });
-      this.kick();
-    });
+    return this.writes.write(batch);
   }
 
   delete(series: number, from: number, to: number): Promise<number> {
-    return this.task(() => this.deleteNow(series, from, to));
-  }
-
-  private task<T>(run: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new Error('value store is closed'));
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ kind: 'task', run, resolve: resolve as (v: unknown) => void, reject });
-      this.kick();
-    });
-  }
-
-  private kick(): void {
-    this.draining ??= this.drain().finally(() => {
-      this.draining = undefined;
-      if (this.queue.length > 0) this.kick();
-    });
-  }
-
-  private async drain(): Promise<void> {
-    while (this.queue.length > 0) {
-      const head = this.queue[0]!;
-      if (head.kind === 'task') {
-        this.queue.shift();
-        try {
-          head.resolve(await head.run());
-        } catch (err) {
-          head.reject(err);
-        }
-        continue;
-      }
-      const jobs = this.takeAppends();
-      try {
-        await this.writeGroup(concatBatches(jobs.map((j) => j.batch)));
-      } catch (err) {
-        for (const j of jobs) j.reject(err);
-        continue;
-      }
-      for (const j of jobs) {
-        this.appended(j.batch.length);
-        j.resolve();
-      }
-    }
-  }
-
-  /** The queued appends that fit into one transaction (at least one). */
-  private takeAppends(): AppendJob[] {
-    const taken: AppendJob[] = [];
-    let values = 0;
-    while (this.queue[0]?.kind === 'append' && (values === 0 || values + this.queue[0].batch.length <= this.maxGroupValues)) {
-      const job = this.queue.shift() as AppendJob;
-      taken.push(job);
-      values += job.batch.length;
-    }
-    return taken;
+    return this.writes.exclusive(() => this.deleteNow(series, from, to));
   }
 
   /**
@@ -361,7 +294,7 @@ export class PostgresStore implements PointValueStore {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.timer);
-    while (this.draining) await this.draining;
+    await this.writes.close();
     await this.pool.end();
   }
 }

@@ -1,7 +1,8 @@
 // The QuestDB store: raw values and their hourly aggregates in QuestDB tables (sql.ts), written over
 // ILP/HTTP (ilp.ts), read over PG-wire with literal SQL.
 //
-// An append, under one FIFO lock (so the hourly rows of a series are built on its previous append):
+// An append, one at a time through the write queue (../write-queue.ts), so the hourly rows of a series
+// are built on its previous append:
 // 1. unless the append is one request with nothing to recompute (the usual case: QuestDB parses a whole
 //    request before it commits any of its tables, so its raw and hourly rows stand or fall together),
 //    the intent: one t_pending row per series with the span it touches, committed first;
@@ -33,6 +34,7 @@ import { checkSchema, createTableStatements, statements, tableNames, type Statem
 import { ceilToBucket, floorToBucket, microsToMs, QUESTDB_TIME_RANGE } from './time.js';
 import { layerOf, mergeHours, mergeValues, Unapplied, type Layer } from './unapplied.js';
 import { parseWalRow, WalWatcher } from './wal.js';
+import { WriteQueue } from '../write-queue.js';
 
 /** The store, plus what the QuestDB-specific tests look at. */
 export interface QuestDbStore extends PointValueStore {
@@ -81,15 +83,6 @@ const WAL_POLL_MS = 10;
 /** An append is sent in requests of about this size (each a commit per table). */
 const MAX_REQUEST_BYTES = 8 * 1024 * 1024;
 
-/** A FIFO lock: appends and deletes of one store run one at a time, in order. */
-function mutex(): <T>(fn: () => Promise<T>) => Promise<T> {
-  let tail: Promise<unknown> = Promise.resolve();
-  return <T>(fn: () => Promise<T>) => {
-    const run = tail.then(fn, fn);
-    tail = run.catch(() => undefined);
-    return run;
-  };
-}
 
 /**
  * Creates (or checks) the tables, recomputes the hours of intents a crash left undone, and returns
@@ -123,11 +116,15 @@ export async function initQuestDbStore(conn: QuestDbConnections, opts: QuestDbSt
 class QuestDbValueStore implements QuestDbStore {
   readonly engine = 'questdb' as const;
   readonly timeRange = QUESTDB_TIME_RANGE;
-  /** Appends are sent in call order under the lock and wait to become visible outside it. */
+  /** Appends are sent in call order through the write queue; a second one is checked and waits for room meanwhile. */
   readonly appendConcurrency = APPEND_CONCURRENCY;
   readonly table: string;
   private readonly names: ReturnType<typeof tableNames>;
-  private readonly exclusive = mutex();
+  /**
+   * Appends and deletes, one at a time in call order. Each append is a group of its own: the write
+   * buffer in front has grouped them already.
+   */
+  private readonly writes: WriteQueue;
   private readonly appended: (values: number) => void;
   private readonly tails = new SeriesTails();
   /** Intent rows to mark done with the next write (their hourly rows are durable). */
@@ -151,6 +148,7 @@ class QuestDbValueStore implements QuestDbStore {
     this.table = opts.table;
     this.names = tableNames(opts.table);
     this.appended = appendedHook(opts.onAppended, log);
+    this.writes = new WriteQueue({ name: 'QuestDB store', writeGroup: (batch) => this.writeGroup(batch), maxGroupValues: 0, onWritten: this.appended });
     this.wal = new WalWatcher({
       read: async (tables) => {
         const rows = await this.conn.query<Record<string, unknown>>(this.sql.walStatus(tables));
@@ -166,12 +164,17 @@ class QuestDbValueStore implements QuestDbStore {
     if (batch.length === 0) return;
     validateBatch(batch);
     await this.roomForUnapplied();
-    // Built and sent in order under the lock; answered once committed (durable in the WAL): until
-    // QuestDB applies the rows, this store's reads take them from `unapplied`.
-    const { intent, layer } = await this.exclusive(() => this.inTurn(() => this.write(batch)));
+    await this.writes.write(batch);
+  }
+
+  /**
+   * Built and sent in call order (the write queue); answered once committed (durable in the WAL): until
+   * QuestDB applies the rows, this store's reads take them from `unapplied`.
+   */
+  private async writeGroup(batch: ValueBatch): Promise<void> {
+    const { intent, layer } = await this.inTurn(() => this.write(batch));
     if (intent) this.doneLines.push(intent);
     if (layer) this.watch(layer);
-    this.appended(batch.length);
   }
 
   async latest(series: number, limit: number): Promise<StoredValue[]> {
@@ -232,8 +235,8 @@ class QuestDbValueStore implements QuestDbStore {
   async delete(series: number, from: number, to: number): Promise<number> {
     this.checkOpen();
     if (!(to > from) || to <= 0) return 0;
-    // Under the lock, so a concurrent append of this range is ordered before or after it.
-    return this.exclusive(() => this.inTurn(async () => {
+    // Exclusive, so a concurrent append of this range is ordered before or after it.
+    return this.writes.exclusive(() => this.inTurn(async () => {
       await this.repairFailed();
       await this.settleUnapplied();
       const [row] = await this.conn.query<{ n: string | number }>(this.sql.countLive(series, from, to));
@@ -283,10 +286,9 @@ class QuestDbValueStore implements QuestDbStore {
     // Answered writes are committed; their applying goes on in QuestDB without us. Wait briefly, for a
     // clean shutdown's next start to read them.
     await Promise.race([Promise.all(this.applying), new Promise((r) => setTimeout(r, CLOSE_WAIT_MS).unref())]);
-    await this.exclusive(async () => {
-      // Mark the last intents done, so the next open has nothing to recompute.
-      if (this.doneLines.length > 0 && this.repair.length === 0) await this.conn.ilp.send(this.takeDone()).catch(() => undefined);
-    });
+    await this.writes.close();
+    // Mark the last intents done, so the next open has nothing to recompute.
+    if (this.doneLines.length > 0 && this.repair.length === 0) await this.conn.ilp.send(this.takeDone()).catch(() => undefined);
     try {
       await this.conn.ilp.close();
     } finally {
@@ -320,7 +322,7 @@ class QuestDbValueStore implements QuestDbStore {
   }
 
   /**
-   * Steps 1–3 of the header comment, under the lock; returns the done lines of the intent (step 5, once
+   * Steps 1–3 of the header comment, alone (the write queue); returns the done lines of the intent (step 5, once
    * the caller has seen the rows applied).
    */
   private async write(batch: ValueBatch): Promise<{ intent?: Buffer; layer?: Layer }> {
