@@ -28,7 +28,7 @@ import { appendedHook, engineLogger, type ValueStoreHooks } from '../hooks.js';
 import { sortRows } from '../sort.js';
 import type { BucketAggregate, PointValueStore, StoredValue, ValueBatch } from '../types.js';
 import { foldRecomputed, hourlyRowToAggregate, planHourly, SeriesTails, type HourlyRow, type HourSpan, type NumericRow } from './hourly.js';
-import { IlpLines, validateTimestamp, type IlpTransport } from './ilp.js';
+import { IlpLines, splitLines, validateTimestamp, type IlpTransport } from './ilp.js';
 import { field, rowToStoredValue, type ValueRow } from './rows.js';
 import { checkSchema, createTableStatements, statements, tableNames, type Statements } from './sql.js';
 import { ceilToBucket, floorToBucket, microsToMs, QUESTDB_TIME_RANGE } from './time.js';
@@ -497,20 +497,6 @@ class QuestDbValueStore implements QuestDbStore {
 }
 
 type HourlyRowsToWrite = readonly { series: number; aggregate: BucketAggregate }[];
-
-/** `lines` cut into requests of at most about `max` bytes, each ending at a line's end. */
-function splitLines(lines: Buffer, max: number): Buffer[] {
-  const out: Buffer[] = [];
-  let start = 0;
-  while (lines.length - start > max) {
-    const cut = lines.lastIndexOf(0x0a, start + max - 1);
-    const end = cut >= start ? cut + 1 : lines.indexOf(0x0a, start + max) + 1 || lines.length;
-    out.push(lines.subarray(start, end));
-    start = end;
-  }
-  if (start < lines.length) out.push(lines.subarray(start));
-  return out;
-}
 
 interface IntentRow {
   id: string | number;
