@@ -36,8 +36,14 @@ class CountingDetectors implements LedDetectors {
   running = false;
   starts = 0;
   failNextStart = false;
+  /** start() and stop() in the order they were called. */
+  readonly calls: string[] = [];
+  /** When set, start() waits for it (a slow load). */
+  gate?: Promise<void>;
   async start(): Promise<void> {
     this.starts++;
+    this.calls.push('start');
+    await this.gate;
     if (this.failNextStart) {
       this.failNextStart = false;
       throw new Error('store unavailable');
@@ -45,6 +51,7 @@ class CountingDetectors implements LedDetectors {
     this.running = true;
   }
   async stop(): Promise<void> {
+    this.calls.push('stop');
     this.running = false;
   }
 }
@@ -101,5 +108,26 @@ describe('detector leader election', () => {
     lease.free = true;
     await until('leading again', () => detectors.running);
     await leader.stop();
+  });
+
+  it('takes a loss during a start in its turn: the detectors stop once that start is over', async () => {
+    const lease = new HandLease();
+    lease.free = false;
+    const detectors = new CountingDetectors();
+    const leader = await runDetectorsOnOneInstance(detectors, lease, log, 10);
+    let open!: () => void;
+    detectors.gate = new Promise<void>((r) => (open = r));
+    lease.free = true;
+    await until('a sweep starts the detectors', () => detectors.calls.length === 1);
+    lease.loseConnection();
+    lease.free = false; // taken elsewhere at once: no sweep leads here again
+    await new Promise((r) => setTimeout(r, 30));
+    assert.deepEqual(detectors.calls, ['start'], 'the stop waits for the start under way');
+    open();
+    await until('stopped after the start', () => detectors.calls.length === 2);
+    assert.deepEqual(detectors.calls, ['start', 'stop']);
+    assert.equal(detectors.running, false);
+    await leader.stop();
+    assert.deepEqual(detectors.calls, ['start', 'stop'], 'nothing left to stop');
   });
 });

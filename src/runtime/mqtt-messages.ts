@@ -1,6 +1,6 @@
 // How MQTT messages map to point values and back: topic filters and routing, reading a payload
-// (plain or at a jsonPath) as a point's data type, and the payload a write publishes. Pure code;
-// the driver (mqtt.ts) owns the connection.
+// (plain or at a jsonPath) as a point's data type, and the payload a write publishes ("publish" is
+// MQTT's word here: sent to the broker). Pure code; the driver (mqtt.ts) owns the connection.
 import { DEFAULT_JSON_MAX_DEPTH, pathBeyondDepth } from '../core/json.js';
 import type { DataType } from '../store/metadata/data-points.js';
 

@@ -6,6 +6,7 @@
 // connection is lost (cleared by each one's next message, not by the reconnect: what was published
 // meanwhile is gone), and a point whose locator MQTT refuses, for good. An unreadable payload is a
 // warning only: it shows that the point's publisher is there.
+// "Publish" in this file is MQTT's word (a message sent to the broker), not the live bus's.
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import { backoffMs, sleep, type DriverContext, type DriverFactory, type ProducedValue, type SourceDriver } from './driver.js';
@@ -22,7 +23,7 @@ const WRITE_TIMEOUT_MS = 10_000;
 const ECHO_TTL_MS = 5_000;
 const CONNECTION = 'connection';
 const OVERLOAD = 'overload';
-const PUBLISH = 'publish';
+const ACCEPT = 'accept';
 
 interface MqttSettings {
   brokerUrl: string;
@@ -349,7 +350,7 @@ class Health {
 
   /** Connected and subscribed: a new episode, only bad point locators and the queue's state carry over. */
   connected(): void {
-    for (const key of this.problems.keys()) if (!key.startsWith('config:') && key !== OVERLOAD && key !== PUBLISH) this.problems.delete(key);
+    for (const key of this.problems.keys()) if (!key.startsWith('config:') && key !== OVERLOAD && key !== ACCEPT) this.problems.delete(key);
     if (this.problems.size === 0) this.ctx.recovered();
   }
 }
@@ -403,12 +404,12 @@ export class Inbox {
         const batch = this.queue;
         this.queue = [];
         await this.ctx.accept(batch);
-        this.health.clear(PUBLISH);
+        this.health.clear(ACCEPT);
         this.reportDrops();
       }
     } catch (err) {
       // accept() never rejects by contract; should it, that batch is lost but collecting goes on.
-      this.health.fail(PUBLISH, `${this.label}: values lost: ${errorText(err)}`);
+      this.health.fail(ACCEPT, `${this.label}: values lost: ${errorText(err)}`);
     } finally {
       this.accepting = false;
     }
