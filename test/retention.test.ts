@@ -86,8 +86,9 @@ for (const engine of engines) {
       const byDefault = await point();
       const ownYear = await point({ purgeOverride: true, purgePeriod: { periods: 1, type: 'YEARS' } });
       for (const xid of [own30, byDefault, ownYear]) await fill(xid);
-      // A day that straddles the 30-day cutoff, rolled up before (cached) and after the purge.
-      const dayFrom = Math.floor((now - 30 * DAY) / DAY) * DAY;
+      // A day that straddles the 30-day cutoff, rolled up before (cached) and after the purge: the 24 hours
+      // around it (the UTC day of the cutoff holds no kept value when the cutoff falls in its last half hour).
+      const dayFrom = Math.floor((now - 30 * DAY) / HOUR) * HOUR - 12 * HOUR;
       const before = await rollup(own30, 'COUNT', dayFrom, dayFrom + DAY);
       assert.equal(before[0]!.value, 24);
       assert.equal((await raw(own30, 0, now + DAY)).length, stamps.length);
