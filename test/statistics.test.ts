@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { computeRollup, type RollupResult } from '../src/values/read/rollup.js';
 import { ALL_FIELDS, allowsRollup, apiStatistic, NUMERIC_ONLY, ROLLUPS, StatisticsPresenter, type StatisticField, type StatisticRollup } from '../src/values/read/statistics.js';
 import { MemoryValueStore } from './helpers/memory-store.js';
+import { STATISTIC_KEY } from './helpers/rollup-checks.js';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -28,19 +29,8 @@ function presented(presenter: StatisticsPresenter, result: RollupResult, fields:
   return Array.from({ length: result.length }, (_, i) => Object.fromEntries(fields.map((f) => [f, presenter.value(result, i, f)])));
 }
 
-const SINGLE: Record<Exclude<StatisticRollup, 'ALL'>, StatisticField> = {
-  AVERAGE: 'average',
-  ARITHMETIC_MEAN: 'arithmeticMean',
-  MINIMUM: 'minimum',
-  MAXIMUM: 'maximum',
-  SUM: 'sum',
-  FIRST: 'first',
-  LAST: 'last',
-  START: 'start',
-  COUNT: 'count',
-  DELTA: 'delta',
-  INTEGRAL: 'integral',
-};
+/** The statistic each single-statistic rollup names (the rollup suites' own table). */
+const SINGLE: Record<Exclude<StatisticRollup, 'ALL'>, StatisticField> = STATISTIC_KEY;
 
 describe('StatisticsPresenter', () => {
   // Periods [0, 1 h), [1 h, 2 h), [2 h, 3 h); the last value in force until 2.5 h (as in test/rollup.test.ts).
