@@ -22,6 +22,7 @@ import { rqlRequests } from './api/openapi-routes.js';
 import { swaggerUiRouter } from './api/swagger-ui.js';
 import { usersRouter } from './api/users.js';
 import { API_PREFIX, identify, requireAuthentication } from './http/auth.js';
+import { apiAlias } from './http/api-alias.js';
 import { jsonDepth } from './http/body.js';
 import { clientAddress } from './http/client-address.js';
 import { csrfMiddleware } from './http/csrf.js';
@@ -48,6 +49,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
   const metrics = metricsFor(s, log);
   app.use(metrics.middleware()); // outside errorMiddleware: counts the status the client gets
   app.use(errorMiddleware(log)); // every failure becomes the contract's error body
+  app.use(apiAlias); // /rest/v3 is /rest/latest: everything below sees one prefix
   app.use(urlText(rqlRequests())); // 400 for a path or query that is not storable text, before any work
   app.use(jsonDepth(s.config.jsonMaxDepth)); // JSON_MAX_DEPTH, for every body reader below
   app.use(identify(s.auth, s.config.basicAuthEnabled, s.rateLimiter)); // session cookie | Bearer JWT | Basic

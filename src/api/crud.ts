@@ -1,6 +1,7 @@
 // The five routes every XID-named resource has: list (RQL), read, create, update, delete.
 import type Router from '@koa/router';
-import { API_PREFIX, caller } from '../http/auth.js';
+import { apiPrefix } from '../http/api-alias.js';
+import { caller } from '../http/auth.js';
 import { readJson } from '../http/body.js';
 import { sendList } from '../http/list.js';
 import type { AppState } from '../http/state.js';
@@ -34,7 +35,7 @@ export function addCrudRoutes<R extends { xid: string }>(
   router.post('/', async (ctx) => {
     const created = await service.create(caller(ctx).user, await readJson(ctx));
     ctx.status = 201;
-    ctx.set('Location', `${API_PREFIX}${path}/${encodeURIComponent(created.xid)}`);
+    ctx.set('Location', `${apiPrefix(ctx)}${path}/${encodeURIComponent(created.xid)}`);
     ctx.body = view(created);
   });
 

@@ -1,13 +1,13 @@
 // /json-store: list (RQL, without documents), read, dot-path read, create-or-replace, replace, delete.
 // Item bodies are written as text: the stored document is spliced in, never parsed and re-serialised.
 import Router from '@koa/router';
-import { API_PREFIX, caller } from '../http/auth.js';
+import { apiPrefix } from '../http/api-alias.js';
+import { caller } from '../http/auth.js';
 import { readJsonText } from '../http/body.js';
 import { sendList } from '../http/list.js';
 import type { AppContext, AppState } from '../http/state.js';
 import { JSON_STORE_BODY_LIMIT, jsonStoreItemJson, jsonStoreSummary, type JsonStoreService } from '../services/json-store.js';
 
-const PATH = `${API_PREFIX}/json-store`;
 
 function sendJsonText(ctx: AppContext, text: string): void {
   ctx.type = 'application/json'; // before the body, or Koa would call a string text/plain
@@ -45,7 +45,7 @@ export function jsonStoreRouter(jsonStore: JsonStoreService): Router<AppState> {
     const { item, created } = await jsonStore.save(caller(ctx).user, await bodyText(ctx));
     if (created) {
       ctx.status = 201;
-      ctx.set('Location', `${PATH}/${encodeURIComponent(item.xid)}`);
+      ctx.set('Location', `${apiPrefix(ctx)}/json-store/${encodeURIComponent(item.xid)}`);
     }
     sendJsonText(ctx, jsonStoreItemJson(item));
   });

@@ -1,6 +1,7 @@
 // /users: list, read, create, update and delete users.
 import Router from '@koa/router';
-import { API_PREFIX, caller } from '../http/auth.js';
+import { apiPrefix } from '../http/api-alias.js';
+import { caller } from '../http/auth.js';
 import { readJson } from '../http/body.js';
 import { sendList } from '../http/list.js';
 import type { AppContext, AppState } from '../http/state.js';
@@ -30,7 +31,7 @@ export function usersRouter(users: UserService): Router<AppState> {
   router.post('/', async (ctx) => {
     const user = await users.create(actor(ctx), await readJson(ctx));
     ctx.status = 201;
-    ctx.set('Location', `${API_PREFIX}/users/${encodeURIComponent(user.username)}`);
+    ctx.set('Location', `${apiPrefix(ctx)}/users/${encodeURIComponent(user.username)}`);
     ctx.body = userView(user);
   });
 

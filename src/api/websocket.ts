@@ -18,7 +18,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { API_PREFIX } from '../http/auth.js';
+import { API_PREFIX, canonicalApiPath } from '../core/api-paths.js';
 import { DomainError } from '../core/errors.js';
 import { DEFAULT_JSON_MAX_DEPTH } from '../core/json.js';
 import { TimeSlice } from '../core/time-slice.js';
@@ -150,8 +150,8 @@ export class WebSocketHub {
 
   /** Authenticates and opens the socket; returns the user's name (undefined when the client left meanwhile). */
   private async accept(req: IncomingMessage, socket: Duplex, head: Buffer, ip: string): Promise<string | undefined> {
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '').toLowerCase();
-    const channel = this.channels.get(path);
+    const asked = new URL(req.url ?? '/', 'http://localhost').pathname.replace(/\/+$/, '').toLowerCase();
+    const channel = this.channels.get(canonicalApiPath(asked)?.path ?? asked); // /rest/v3/websocket/... too
     if (!channel) throw DomainError.notFound();
     if (this.stopping) throw new DomainError('unavailable', 'Service stopping');
     const auth = await this.handshake.authenticate(req, ip);

@@ -2,12 +2,13 @@
 // Basic) or the session cookie, and refuses anonymous callers outside the public paths.
 import type { Context, Next } from 'koa';
 import type { AuthService } from '../services/auth.js';
+import { API_PREFIX } from '../core/api-paths.js';
 import { DomainError } from '../core/errors.js';
 import type { RateLimiter } from '../core/rate-limits.js';
 import type { AppState, Authentication } from './state.js';
 
 export const SESSION_COOKIE = 'DDS_SESSION';
-export const API_PREFIX = '/rest/latest';
+export { API_PREFIX } from '../core/api-paths.js';
 
 type Ctx = Context & { state: AppState };
 

@@ -15,15 +15,16 @@ const HEALTH_CHECKS = new Set(['/health', '/health/live']);
 export function requestLog(log: Logger) {
   return async function logRequest(ctx: Context & { state: AppState }, next: Next): Promise<void> {
     const start = process.hrtime.bigint();
+    const path = ctx.path; // as the client sent it, before an alias is rewritten (http/api-alias.ts)
     let logged = false;
     const write = (): void => {
       if (logged) return;
       logged = true;
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
       const status = ctx.state.failedStatus ?? ctx.status;
-      const routine = HEALTH_CHECKS.has(ctx.path) && status >= 200 && status < 300;
+      const routine = HEALTH_CHECKS.has(path) && status >= 200 && status < 300;
       log[routine ? 'debug' : 'info'](
-        { method: ctx.method, path: ctx.path, status, ms: Math.round(ms * 10) / 10, user: ctx.state.auth?.user.username, ip: ctx.ip },
+        { method: ctx.method, path, status, ms: Math.round(ms * 10) / 10, user: ctx.state.auth?.user.username, ip: ctx.ip },
         'request',
       );
     };

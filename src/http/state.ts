@@ -23,6 +23,8 @@ export interface AppState {
    * the request log records instead of the status line the client got (http/errors.ts).
    */
   failedStatus?: number;
+  /** The alias prefix the request came under (/rest/v3), when not /rest/latest (http/api-alias.ts). */
+  apiPrefix?: string;
 }
 
 export type AppContext = ParameterizedContext<AppState>;
