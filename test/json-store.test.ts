@@ -442,7 +442,7 @@ for (const engine of metadataEngines()) {
         const missing = assertValidation(await admin.post(JS, { xid: unique('val-') }));
         assertHasMessage(missing, 'name', 'is required');
         assertHasMessage(missing, 'jsonData', 'is required');
-        const wrong = assertValidation(await admin.post(JS, { xid: '', name: 7, jsonData: {}, readPermission: 'user', editPermission: [''] }));
+        const wrong = assertValidation(await admin.post(JS, { xid: '', name: 7, jsonData: {}, readPermission: 5, editPermission: [''] }));
         assertHasMessage(wrong, 'xid', 'must not be empty');
         assertHasMessage(wrong, 'name', 'must be a string');
         assertHasMessage(wrong, 'readPermission', 'must be an array');

@@ -7,6 +7,7 @@ import { startTestApp, type TestApp } from './helpers/app.js';
 import { loggedIn, type ApiClient } from './helpers/client.js';
 import { announceEngines, metadataEngines } from './helpers/engines.js';
 import { eventually } from './helpers/wait.js';
+import { generatorFor } from '../src/runtime/virtual.js';
 
 const DS = '/rest/latest/data-sources';
 const DP = '/rest/latest/data-points';
@@ -192,3 +193,35 @@ for (const engine of metadataEngines()) {
     });
   });
 }
+
+describe('VIRTUAL generators', () => {
+  const numeric = (pointLocator: Record<string, unknown>) => generatorFor({ dataType: 'NUMERIC', pointLocator });
+
+  it('INCREMENT with roll false turns back at each end (Mango INCREMENT_ANALOG); roll true wraps', () => {
+    const bounce = numeric({ changeType: 'INCREMENT', min: 0, max: 4, step: 2, roll: false, startValue: 0 });
+    assert.deepEqual(
+      Array.from({ length: 7 }, (_, i) => bounce.next(i)),
+      [2, 4, 2, 0, 2, 4, 2],
+    );
+    const wrap = numeric({ changeType: 'INCREMENT', min: 0, max: 4, step: 2, startValue: 0 });
+    assert.deepEqual(
+      Array.from({ length: 4 }, (_, i) => wrap.next(i)),
+      [2, 4, 0, 2],
+    );
+  });
+
+  it('MULTISTATE INCREMENT with roll false walks back through the states', () => {
+    const states = generatorFor({ dataType: 'MULTISTATE', pointLocator: { changeType: 'INCREMENT', values: [1, 2, 3], roll: false, startValue: 1 } });
+    assert.deepEqual(
+      Array.from({ length: 7 }, (_, i) => states.next(i)),
+      [1, 2, 3, 2, 1, 2, 3],
+    );
+  });
+
+  it('NUMERIC RANDOM draws within min and max (Mango RANDOM_ANALOG)', () => {
+    const random = numeric({ changeType: 'RANDOM', min: 5, max: 6 });
+    const drawn = Array.from({ length: 200 }, (_, i) => random.next(i));
+    assert.ok(drawn.every((v) => v >= 5 && v <= 6));
+    assert.ok(new Set(drawn).size > 100, 'values repeat: not drawn');
+  });
+});

@@ -6,6 +6,7 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { schemasDir } from '../paths.js';
 import { DomainError, validationMessage, type ValidationMessage } from './errors.js';
+import { rolesInput } from './mango-input.js';
 
 // Zone names known valid: building an Intl.DateTimeFormat costs ~0.1-1 ms, and there are only a
 // few hundred zones (invalid names are not remembered, so this cannot grow without bound).
@@ -124,8 +125,49 @@ export function toValidationMessages(errors: readonly ErrorObject[]): Validation
   return messages;
 }
 
+/**
+ * Where a body sits in a schema: the schema of an object's properties, with `$ref`s to other files
+ * resolved. Used to read Mango clients' lenient forms before ajv judges the body.
+ */
+type SchemaLookup = (id: string) => SchemaNode | undefined;
+
+function resolved(node: SchemaNode, lookup: SchemaLookup): SchemaNode {
+  return typeof node.$ref === 'string' && !node.$ref.startsWith('#') ? (lookup(node.$ref) ?? node) : node;
+}
+
+/** Whether a schema node takes null: untyped (any JSON), or null among its types or enum. */
+function takesNull(node: SchemaNode): boolean {
+  if (Array.isArray(node.enum)) return node.enum.includes(null);
+  if ('const' in node) return node.const === null;
+  if (node.type === undefined) return node.$ref === undefined;
+  return node.type === 'null' || (Array.isArray(node.type) && node.type.includes('null'));
+}
+
+/**
+ * Mango clients' lenient input, read into the form the schema describes (API-DECISIONS "Mango
+ * clients"): a permission (a `roles` field) also comes as a comma-separated string, "" or null; null
+ * for an optional field that does not take null means the field is not given. Fields the schema does
+ * not know are left alone (ajv ignores them). Follows nested objects' properties; changes the body in
+ * place (a freshly parsed request body).
+ */
+function readLenient(node: SchemaNode, body: unknown, lookup: SchemaLookup, path: string[]): void {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return;
+  const properties = node.properties as Record<string, SchemaNode> | undefined;
+  if (!properties) return;
+  const required = new Set(Array.isArray(node.required) ? (node.required as string[]) : []);
+  const fields = body as Record<string, unknown>;
+  for (const [name, raw] of Object.entries(properties)) {
+    if (!Object.hasOwn(fields, name)) continue;
+    const child = resolved(raw, lookup);
+    if (raw.$ref === 'roles') fields[name] = rolesInput(fields[name], propertyName([...path, name]));
+    else if (fields[name] === null && !required.has(name) && !takesNull(child)) delete fields[name];
+    else readLenient(child, fields[name], lookup, [...path, name]);
+  }
+}
+
 export class Validator {
   private readonly compiled = new Map<string, ValidateFunction>();
+  private readonly sources = new Map<string, SchemaNode>();
 
   constructor(dir = schemasDir) {
     const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, strictRequired: false, allowUnionTypes: true });
@@ -136,7 +178,11 @@ export class Validator {
     // Names the object in the summary message ("Validation failed for DataSourceVO: ...").
     ajv.addKeyword({ keyword: 'objectType', schemaType: 'string' });
     const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
-    for (const file of files) ajv.addSchema(JSON.parse(readFileSync(join(dir, file), 'utf8')) as object);
+    for (const file of files) {
+      const schema = JSON.parse(readFileSync(join(dir, file), 'utf8')) as SchemaNode;
+      this.sources.set(file.replace(/\.json$/, ''), schema);
+      ajv.addSchema(schema);
+    }
     for (const file of files) {
       const name = file.replace(/\.json$/, '');
       const fn = ajv.getSchema(name);
@@ -152,6 +198,7 @@ export class Validator {
   validate<T>(schema: string, body: unknown, at?: string): T {
     const fn = this.compiled.get(schema);
     if (!fn) throw new Error(`unknown schema ${schema}`);
+    readLenient(this.sources.get(schema)!, body, (id) => this.sources.get(id), at === undefined ? [] : [at]);
     if (fn(body)) return body as T;
     const messages = toValidationMessages(fn.errors ?? []).map((m) =>
       at === undefined ? m : { ...m, property: m.property === '' ? at : m.property.startsWith('[') ? at + m.property : `${at}.${m.property}` },

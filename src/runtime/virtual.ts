@@ -1,6 +1,7 @@
 // The VIRTUAL data source: generates a value for every point once per update period, by the point's
-// changeType (RANDOM_WALK, SINE, INCREMENT within min/max; ALTERNATE/RANDOM for BINARY;
-// INCREMENT/RANDOM over `values` for MULTISTATE). NO_CHANGE points produce nothing by themselves:
+// changeType (RANDOM_WALK, SINE, INCREMENT, RANDOM within min/max; ALTERNATE/RANDOM for BINARY;
+// INCREMENT/RANDOM over `values` for MULTISTATE). INCREMENT rolls over to the start, or with
+// `roll: false` turns back at each end (Mango's INCREMENT_ANALOG and INCREMENT_MULTISTATE). NO_CHANGE points produce nothing by themselves:
 // they hold what is set through the API (a manual or memory point). A value set on a generating
 // point becomes the generator's current value, so a walk continues from it.
 import { forEachLimited } from '../core/limited.js';
@@ -26,11 +27,19 @@ function numericGenerator(loc: Record<string, unknown>): Generator {
   const periodMs = typeof loc.periodMs === 'number' ? loc.periodMs : DEFAULT_SINE_PERIOD_MS;
   let current = typeof loc.startValue === 'number' ? loc.startValue : changeType === 'INCREMENT' ? min : min + span / 2;
   const clamp = (v: number) => Math.min(max, Math.max(min, v));
+  const roll = loc.roll !== false;
+  let direction = 1;
   return {
     next(now) {
       if (changeType === 'RANDOM_WALK') current = clamp(current + (Math.random() * 2 - 1) * step);
       else if (changeType === 'SINE') current = min + (span * (1 + Math.sin((2 * Math.PI * now) / periodMs))) / 2;
-      else if (changeType === 'INCREMENT') current = current + step > max ? min : current + step;
+      else if (changeType === 'RANDOM') current = min + Math.random() * span;
+      else if (changeType === 'INCREMENT' && roll) current = current + step > max ? min : current + step;
+      else if (changeType === 'INCREMENT') {
+        current = clamp(current + direction * step);
+        if (current === max) direction = -1;
+        else if (current === min) direction = 1;
+      }
       return current;
     },
     set(value) {
@@ -57,12 +66,18 @@ function multistateGenerator(loc: Record<string, unknown>): Generator {
   const values = Array.isArray(loc.values) && loc.values.length > 0 ? (loc.values as number[]) : [0];
   let index = typeof loc.startValue === 'number' ? Math.max(0, values.indexOf(loc.startValue)) : 0;
   let current = typeof loc.startValue === 'number' ? loc.startValue : values[0]!;
+  const roll = loc.roll !== false;
+  let direction = 1;
   return {
     next() {
       if (loc.changeType === 'INCREMENT') {
         // The first period shows the start value; each later one moves to the next state.
         current = values[index]!;
-        index = (index + 1) % values.length;
+        if (roll) index = (index + 1) % values.length;
+        else {
+          if (index + direction < 0 || index + direction >= values.length) direction = -direction;
+          index = Math.min(values.length - 1, Math.max(0, index + direction));
+        }
       } else if (loc.changeType === 'RANDOM') current = values[Math.floor(Math.random() * values.length)]!;
       return current;
     },

@@ -1,4 +1,5 @@
 // Data points: the point locator checked against its source's type, permissions, and CRUD rules.
+import { periodMs, virtualLocatorFromMango } from '../core/mango-input.js';
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
 import { TimeSlice, yieldToEventLoop } from '../core/time-slice.js';
 import { READ_PAGE } from '../store/metadata/crud.js';
@@ -114,7 +115,7 @@ const LOCATOR_SCHEMA: Record<DataSourceType, string> = {
 };
 
 const VIRTUAL_CHANGE_TYPES: Record<DataType, readonly string[]> = {
-  NUMERIC: ['RANDOM_WALK', 'SINE', 'INCREMENT', 'NO_CHANGE'],
+  NUMERIC: ['RANDOM_WALK', 'SINE', 'INCREMENT', 'RANDOM', 'NO_CHANGE'],
   BINARY: ['ALTERNATE', 'RANDOM', 'NO_CHANGE'],
   MULTISTATE: ['INCREMENT', 'RANDOM', 'NO_CHANGE'],
   ALPHANUMERIC: ['NO_CHANGE'],
@@ -138,6 +139,7 @@ function virtualLocator(loc: DataPointInput['pointLocator'], problems: Validatio
     if (loc.step !== undefined) out.step = loc.step;
     if (loc.periodMs !== undefined) out.periodMs = loc.periodMs;
   }
+  if (loc.roll !== undefined && changeType === 'INCREMENT') out.roll = loc.roll;
   if (loc.dataType === 'MULTISTATE') {
     if (loc.values === undefined && changeType !== 'NO_CHANGE') problems.push(validationMessage(at('values'), 'is required'));
     if (loc.values !== undefined) out.values = loc.values;
@@ -428,7 +430,8 @@ export class DataPointService {
     input: DataPointInput,
     existingLogging: LoggingProperties,
   ): { locator: Record<string, unknown>; loggingProperties: LoggingProperties } {
-    const loc = input.pointLocator;
+    // Mango's change types and fields, read into ours (the period of its sine is counted in polls).
+    const loc = ds.modelType === 'VIRTUAL' ? (virtualLocatorFromMango(input.pointLocator, periodMs({ periods: ds.updatePeriods, type: ds.updatePeriodType }) ?? 1_000) as typeof input.pointLocator) : input.pointLocator;
     this.validator.validate(LOCATOR_SCHEMA[ds.modelType], loc, 'pointLocator');
     const problems: ValidationMessage[] = [];
     const locator =

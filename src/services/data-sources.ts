@@ -1,4 +1,5 @@
 // Data sources: validation per model type, permissions, and the rules of create/update/delete.
+import { dataSourceFromMango } from '../core/mango-input.js';
 import { DomainError } from '../core/errors.js';
 import type { Validator } from '../core/validation.js';
 import { dataSourceResource, type DataSourceRecord, type DataSourceState, type DataSourceType, type DataSourcesRepository, type UpdatePeriodType } from '../store/metadata/data-sources.js';
@@ -105,7 +106,7 @@ export class DataSourceService {
 
   async create(user: Principal, body: unknown): Promise<DataSourceRecord> {
     assertSuperadmin(user);
-    const input = this.validator.validate<DataSourceInput>('data-source', body);
+    const input = this.validator.validate<DataSourceInput>('data-source', dataSourceFromMango(body));
     const saved = await this.repo
       .insert({
         xid: input.xid ?? generateXid('DS'),
@@ -126,7 +127,7 @@ export class DataSourceService {
 
   async update(user: Principal, xid: string, body: unknown): Promise<DataSourceRecord> {
     const existing = await this.getForEdit(user, xid);
-    const input = this.validator.validate<DataSourceInput>('data-source', body);
+    const input = this.validator.validate<DataSourceInput>('data-source', dataSourceFromMango(body));
     if (input.modelType !== existing.modelType) throw DomainError.invalid('modelType', 'cannot be changed', OBJECT_TYPE);
     const saved = await this.repo
       .update(existing.id, {

@@ -1,5 +1,6 @@
 // Event detectors: settings checked per detector type against the point's data type.
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
+import { detectorFromMango } from '../core/mango-input.js';
 import { TimeSlice } from '../core/time-slice.js';
 import type { Validator } from '../core/validation.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
@@ -142,6 +143,17 @@ export class EventDetectorService {
     return point;
   }
 
+  /** The body read and validated: Mango's names for the point (`sourceId`) and the duration taken too. */
+  private async input(body: unknown, points: PointLookup): Promise<EventDetectorInput> {
+    const mango = detectorFromMango(body);
+    if (mango.source) {
+      const point = await points.findById(mango.source.sourceId);
+      if (!point) throw DomainError.invalid('sourceId', 'Data point not found', 'EventDetectorVO');
+      (mango.body as Record<string, unknown>).dataPointXid = point.xid;
+    }
+    return this.validator.validate<EventDetectorInput>('event-detector', mango.body);
+  }
+
   /** Detectors of a point, for the runtime. */
   forPoint(pointId: number): Promise<EventDetectorRecord[]> {
     return this.repo.findAll('dataPointId', pointId);
@@ -157,7 +169,7 @@ export class EventDetectorService {
 
   /** What create stores for `body`, checked as create checks it; nothing is written. `points`: where its point is found. */
   async newRecord(user: Principal, body: unknown, points: PointLookup = this.points): Promise<Partial<EventDetectorRecord>> {
-    const input = this.validator.validate<EventDetectorInput>('event-detector', body);
+    const input = await this.input(body, points);
     const point = await this.editablePoint(user, input.dataPointXid, points);
     return {
       xid: input.xid ?? generateXid('ED'),
@@ -187,7 +199,7 @@ export class EventDetectorService {
    * the detector is the caller's to check); nothing is written.
    */
   async changesTo(user: Principal, existing: EventDetectorRecord, body: unknown, points: PointLookup = this.points): Promise<Partial<EventDetectorRecord>> {
-    const input = this.validator.validate<EventDetectorInput>('event-detector', body);
+    const input = await this.input(body, points);
     // The detector's own edit permission suffices while it stays on its point; moving it to
     // another point needs edit permission there, as creating it would.
     const point =

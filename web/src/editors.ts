@@ -10,7 +10,7 @@ import { specForm, type FieldSpec, type SpecForm, type Values } from './spec-for
 const DATA_TYPES = ['NUMERIC', 'BINARY', 'MULTISTATE', 'ALPHANUMERIC'];
 const PERIOD_TYPES = ['MILLISECONDS', 'SECONDS', 'MINUTES', 'HOURS'];
 const CHANGE_TYPES: Record<string, string[]> = {
-  NUMERIC: ['RANDOM_WALK', 'SINE', 'INCREMENT', 'NO_CHANGE'],
+  NUMERIC: ['RANDOM_WALK', 'SINE', 'INCREMENT', 'RANDOM', 'NO_CHANGE'],
   BINARY: ['ALTERNATE', 'RANDOM', 'NO_CHANGE'],
   MULTISTATE: ['INCREMENT', 'RANDOM', 'NO_CHANGE'],
   ALPHANUMERIC: ['NO_CHANGE'],
