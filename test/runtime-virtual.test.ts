@@ -220,7 +220,7 @@ describe('VIRTUAL generators', () => {
 
   it('NUMERIC RANDOM draws within min and max (Mango RANDOM_ANALOG)', () => {
     const random = numeric({ changeType: 'RANDOM', min: 5, max: 6 });
-    const drawn = Array.from({ length: 200 }, (_, i) => random.next(i));
+    const drawn = Array.from({ length: 200 }, (_, i) => random.next(i) as number);
     assert.ok(drawn.every((v) => v >= 5 && v <= 6));
     assert.ok(new Set(drawn).size > 100, 'values repeat: not drawn');
   });
