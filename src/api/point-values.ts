@@ -14,7 +14,7 @@ import { TimeSlice } from '../core/time-slice.js';
 import type { PointValueReadLimits } from '../config.js';
 import type { AppContext, AppState } from '../http/state.js';
 import { parseInstant } from '../core/time.js';
-import { isTimeZone } from '../core/validation.js';
+import { isTimeZone, type Validator } from '../core/validation.js';
 import { apiValue } from '../values/ingest/types.js';
 import { MAX_LATEST_LIMIT, type PointValueService } from '../services/point-values.js';
 import { unreliableJsonMembers } from '../values/live/reliability.js';
@@ -41,6 +41,7 @@ import {
   xidCountProblem,
   type ReadQuery,
 } from './point-value-reads.js';
+import { mangoPointValueRoutes } from './point-values-mango.js';
 
 const BULK_LIMIT = 16 * MiB;
 
@@ -286,7 +287,7 @@ async function* manyText(values: PointValueService, points: readonly DataPointRe
   yield '}';
 }
 
-export function pointValuesRouter(values: PointValueService, retention: RetentionService, limits: PointValueReadLimits): Router<AppState> {
+export function pointValuesRouter(values: PointValueService, retention: RetentionService, limits: PointValueReadLimits, validator: Validator): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/point-values' });
 
   const latest = async (ctx: AppContext, xid: string) => {
@@ -337,6 +338,10 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
   };
   router.get('/multiple-arrays/time-period/:xids', (ctx) => readMany(ctx, ctx.params.xids!));
   router.get('/multiple-arrays/time-period/:xids/:rollup', (ctx) => readMany(ctx, ctx.params.xids!, ctx.params.rollup));
+  // Mango's older form of latest, which node-mango-client's DataPoint.getValue(s) calls; after the
+  // routes above, so /single/latest stays point "latest"'s values.
+  router.get('/:xid/latest', (ctx) => latest(ctx, ctx.params.xid!));
+  mangoPointValueRoutes(router, values, limits, validator);
 
   router.put('/:xid', async (ctx) => {
     ctx.body = await values.set(caller(ctx).user, ctx.params.xid!, await readJson(ctx));
