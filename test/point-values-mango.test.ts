@@ -325,6 +325,104 @@ for (const engine of metadataEngines()) {
       });
     });
 
+    describe('size', () => {
+      /** Points × values each: the large case holds 100 × the small one's values, five store pages (10,000) a point. */
+      const POINTS = 4;
+      const SMALL = 500;
+      const PAGE = 10_000;
+      const LARGE = 50_000;
+      const BASE = T0 + 10 * DAY;
+      const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
+
+      /** A full collection on demand (the process runs without --expose-gc): what the heap holds live. */
+      async function collector(): Promise<() => void> {
+        const v8 = await import('node:v8');
+        const vm = await import('node:vm');
+        v8.setFlagsFromString('--expose_gc');
+        return vm.runInNewContext('gc') as () => void;
+      }
+
+      /** Streams one answer, counting bytes and objects without keeping them; `sample` runs every 100 ms meanwhile. */
+      async function measure(path: string, body: unknown, sample?: () => void): Promise<{ ms: number; bytes: number; objects: number }> {
+        const timer = sample && setInterval(sample, 100);
+        const started = performance.now();
+        const res = await fetch(`${pv.app.url}${PV}${path}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', cookie: [...admin.cookies].map(([k, v]) => `${k}=${v}`).join('; '), 'x-xsrf-token': admin.cookies.get('XSRF-TOKEN') ?? '' },
+          body: JSON.stringify(body),
+        });
+        assert.equal(res.status, 200);
+        let bytes = 0;
+        let objects = 0;
+        const decoder = new TextDecoder();
+        const OPEN = '{"timestamp":';
+        // The end of the previous chunk, too short to hold a whole OPEN: one split across chunks still counts once.
+        let carry = '';
+        for await (const chunk of res.body!) {
+          bytes += chunk.length;
+          const text = carry + decoder.decode(chunk, { stream: true });
+          objects += text.split(OPEN).length - 1;
+          carry = text.slice(-(OPEN.length - 1));
+        }
+        const ms = performance.now() - started;
+        clearInterval(timer);
+        return { ms, bytes, objects };
+      }
+
+      it('merges 100 × the values through a single array in about 100 × the time or less, its live memory bounded by store pages (no cliff)', async function () {
+        this.timeout(300_000);
+        const xids: string[] = [];
+        for (let p = 0; p < POINTS; p++) {
+          const xid = await createPoint('NUMERIC');
+          xids.push(xid);
+          // Half the points share timestamps, the other half are 1 ms later: rows of half the points each.
+          const offset = p % 2;
+          for (let first = 0; first < LARGE; first += 10_000) {
+            const entries = Array.from({ length: 10_000 }, (_, k) => ({ xid, timestamp: BASE + (first + k) * 1000 + offset, value: (first + k) % 97 }));
+            const res = await pv.bulk(entries);
+            assert.equal(res.status, 200, res.text);
+          }
+        }
+        const query = (n: number) => ({ xids, from: BASE, to: BASE + n * 1000 });
+        const median = async (path: string, n: number, runs: number) => {
+          const results = [];
+          for (let i = 0; i < runs; i++) results.push(await measure(path, query(n)));
+          return results.sort((x, y) => x.ms - y.ms)[Math.floor(runs / 2)]!;
+        };
+        const small = await median('/single-array/time-period', SMALL, 5);
+        const large = await median('/single-array/time-period', LARGE, 3);
+        const arrays = await median('/multiple-arrays/time-period', LARGE, 3);
+        // Each row and each value in it opens with {"timestamp":.
+        assert.equal(small.objects, 2 * SMALL + POINTS * SMALL);
+        assert.equal(large.objects, 2 * LARGE + POINTS * LARGE);
+
+        // Live heap (after a full collection) at its highest while the answer streams: one store page a point, then five.
+        const gc = await collector();
+        const livePeak = async (n: number) => {
+          gc();
+          const base = process.memoryUsage().heapUsed;
+          let peak = 0;
+          await measure('/single-array/time-period', query(n), () => {
+            gc();
+            peak = Math.max(peak, process.memoryUsage().heapUsed - base);
+          });
+          return peak;
+        };
+        const onePage = await livePeak(PAGE);
+        const fivePages = await livePeak(LARGE);
+        console.log(
+          `      single array of ${POINTS} points: ${POINTS * SMALL} values ${small.ms.toFixed(0)} ms (${mb(small.bytes)} MiB); ` +
+            `${POINTS * LARGE} values ${large.ms.toFixed(0)} ms (${mb(large.bytes)} MiB; several arrays ${arrays.ms.toFixed(0)} ms): time × ${(large.ms / small.ms).toFixed(0)} for × 100 values; ` +
+            `live heap at most +${mb(onePage)} MiB for ${POINTS * PAGE} values, +${mb(fivePages)} MiB for ${POINTS * LARGE}`,
+        );
+        // Linear is × 100 at most (less: a request's fixed cost); a merge that rescanned its rows would be far beyond.
+        assert.ok(large.ms / small.ms < 400, `time grew × ${(large.ms / small.ms).toFixed(0)} for × 100 values`);
+        assert.ok(large.ms < 3 * arrays.ms + 500, 'the merge costs about what the several arrays of the same values cost');
+        // Streamed: the server holds a store page or two a point, never the whole answer (five times the values).
+        assert.ok(fivePages < 2 * onePage + 8 * 1024 * 1024, `live heap ${mb(fivePages)} MiB for 5 pages a point against ${mb(onePage)} MiB for one`);
+      });
+    });
+
     describe('bounds, permissions and bad bodies', () => {
       it('refuses more XIDs or rollup periods than the GET forms allow, and too many latest values, with 422 before any lookup', async () => {
         const many = Array.from({ length: 101 }, (_, i) => `pv-none-${i}`);
