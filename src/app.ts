@@ -70,7 +70,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
     dataPointsRouter(s.dataPoints, s.pointValues.reliability),
     eventDetectorsRouter(s.eventDetectors),
     eventsRouter(s.events),
-    pointValuesRouter(s.pointValues, s.retention, config.pointValueReads),
+    pointValuesRouter(s.pointValues, s.retention, config.pointValueReads, s.validator),
     jsonStoreRouter(s.jsonStore),
     configurationRouter(s.configuration),
   ];

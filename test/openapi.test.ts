@@ -179,6 +179,14 @@ describe('OpenAPI, Swagger UI and metrics', function () {
       const latest = (await admin.get(`${API}/point-values/latest/DP_doc`)).body as { unreliable?: boolean }[];
       check('point-value', latest[0]);
       assert.equal(latest[0]!.unreliable, false, 'the current value says whether it is reliable');
+      // Mango's POST queries: rows of a single array (ALL, every field) and XID → arrays.
+      const query = { xids: ['DP_doc'], from: 1_700_000_000_000, to: 1_700_000_060_000, fields: ['TIMESTAMP', 'VALUE', 'RENDERED', 'RAW', 'XID', 'CACHED', 'BOOKEND'] };
+      const rows = (await admin.post(`${API}/point-values/single-array/time-period/ALL`, { ...query, dateTimeFormat: 'ISO' })).body as unknown[];
+      assert.equal(rows.length, 1);
+      check('mango-point-value-row', rows[0]);
+      const arrays = (await admin.post(`${API}/point-values/multiple-arrays/time-period`, { ...query, from: 1_699_999_990_000, bookend: true })).body as Record<string, unknown[]>;
+      assert.equal(arrays.DP_doc!.length, 3, 'the value and its two bookends');
+      for (const value of arrays.DP_doc!) check('mango-point-value', value);
     });
   });
 

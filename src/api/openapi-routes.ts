@@ -114,6 +114,49 @@ const READ_NOTE =
   'A request may ask for at most ROLLUP_MAX_PERIODS periods (default 200,000) over all its points together; more is a 400 naming ' +
   'timePeriodType and timePeriods, before any point is read. Accept: text/csv answers CSV (text cells that start like a formula get a leading \').';
 
+const MANGO_NOTE =
+  'Mango 4/5\'s query by POST (node-mango-client\'s pointValues.latest and forTimePeriod), answered in Mango\'s shapes: each value carries the body\'s fields ' +
+  '(default TIMESTAMP, VALUE; members without a value left out), timestamps as epoch ms or by dateTimeFormat (a Java DateTimeFormatter pattern: ' +
+  'y u M L d D E Q q a H k h K m s S A X x Z O VV z and quoted text; or ISO) in timezone (default UTC). Fields this service cannot give: none refused, ' +
+  'CACHED is false on time-period reads and left out on latest ones, RENDERED is the value as text with the point\'s unit (no text renderers here). ' +
+  'simplifyTolerance, simplifyTarget and useCache are accepted and ignored; before is refused (422). Unknown body fields are ignored; a known field ' +
+  'with a bad value, more XIDs than POINT_VALUES_MAX_XIDS, more rollup periods × points than ROLLUP_MAX_PERIODS (a limit counts), or a rollup a ' +
+  'point\'s type cannot have is a 422 naming the field, before any value is read. An unknown or unreadable XID fails the whole request (404/403). ' +
+  'Streamed; Accept: text/csv answers a table.';
+const MANGO_TIME_NOTE =
+  'from inclusive, to exclusive (ISO 8601 with offset or epoch ms; to defaults to now, from to 24 h before to); limit caps each point\'s values (or periods) and a single array\'s rows. ' +
+  'Raw values take bookend (the value in force at from unless one is there, and at to, marked bookend: true where virtual). A rollup (the path\'s, else the body\'s, case ignored) ' +
+  'gives one value per period of timePeriod {periods, type} (the whole range without it), truncate as the GET forms.';
+const MANGO_SINGLE_NOTE =
+  'A single array: the points\' sorted streams merged by timestamp, one row per distinct timestamp (a period start for rollups) with each point that has a value then under its XID; ' +
+  'rollups stamp FIRST and LAST with their value\'s time, as Mango does. CSV: timestamp, then <xid> and <xid>.<field> columns (ALL: <xid>.<statistic>), empty where a point has no value.';
+const MANGO_MULTIPLE_CSV = 'CSV: timestamp, value (ALL: a column per statistic) and the other fields, each point\'s rows in turn (the XID field says whose).';
+
+/** Mango's POST point-value queries (api/point-values-mango.ts). */
+function mangoQueries(): RouteDoc[] {
+  const body = { schema: 'point-values-query', required: true };
+  const arrays: Content = { 'application/json': { type: 'object', additionalProperties: arrayOf('mango-point-value') }, 'text/csv': CSV };
+  const rows: Content = { 'application/json': arrayOf('mango-point-value-row'), 'text/csv': CSV };
+  const base = { tag: 'Point values', access: 'user' as const, body, errors: [400, 403, 404] };
+  const timePeriod = (single: boolean, rollup: boolean): RouteDoc => ({
+    ...base,
+    method: 'post',
+    path: `${API}/point-values/${single ? 'single-array' : 'multiple-arrays'}/time-period${rollup ? '/{rollup}' : ''}`,
+    summary: `Values${rollup ? ' rolled up' : ' or rollups'} of several points in a time period, ${single ? 'as one array of rows' : 'XID → array'} (Mango)`,
+    description: `${MANGO_NOTE} ${MANGO_TIME_NOTE} ${single ? MANGO_SINGLE_NOTE : MANGO_MULTIPLE_CSV}${rollup ? ' Rollups Mango has and this service does not (ACCUMULATOR, FFT, *_IN_PERIOD) are a 400.' : ''}`,
+    params: rollup ? ['rollupPath'] : [],
+    success: [ok(single ? 'Rows, oldest first' : 'XID → values, oldest first', single ? rows : arrays)],
+  });
+  return [
+    { ...base, method: 'post', path: `${API}/point-values/multiple-arrays/latest`, summary: 'Latest values of several points, XID → array newest first (Mango)', description: `${MANGO_NOTE} limit: values per point, 1 to 10,000 (default 1). ${MANGO_MULTIPLE_CSV}`, success: [ok('XID → values, newest first', arrays)] },
+    { ...base, method: 'post', path: `${API}/point-values/single-array/latest`, summary: 'Latest values of several points as one array of rows, newest first (Mango)', description: `${MANGO_NOTE} limit: rows, 1 to 10,000 (default 1); limit × points at most ROLLUP_MAX_PERIODS (the values are held at once). ${MANGO_SINGLE_NOTE}`, success: [ok('Rows, newest first', rows)] },
+    timePeriod(false, false),
+    timePeriod(false, true),
+    timePeriod(true, false),
+    timePeriod(true, true),
+  ];
+}
+
 const WEBSOCKET_NOTE =
   'A WebSocket upgrade (GET with Upgrade: websocket), authenticated at the handshake by the session cookie or an Authorization header; ' +
   'refused with the error body (401 without valid credentials, 403 for a session cookie from a foreign Origin, 429, 503 while stopping). ' +
@@ -234,6 +277,8 @@ export const ROUTES: readonly RouteDoc[] = [
     success: [ok('XID → rollups (JSON), or one table (CSV)', { 'application/json': { type: 'object', additionalProperties: valuesOrRollups }, 'text/csv': CSV })],
     errors: [400, 403, 404],
   },
+  { method: 'get', path: `${API}/point-values/{xid}/latest`, tag: 'Point values', summary: 'Latest values, newest first (Mango\'s older form of /latest/{xid})', description: 'The same answer as GET /point-values/latest/{xid}; node-mango-client\'s DataPoint.getValue and getValues call this form. A point whose XID is single, time-period or latest is read through /latest/{xid}.', access: 'user', params: ['xid', 'latestLimit'], success: [ok('Values', jsonOrCsv(arrayOf('point-value')))], errors: [400, 403, 404] },
+  ...mangoQueries(),
   {
     method: 'put',
     path: `${API}/point-values/{xid}`,

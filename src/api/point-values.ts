@@ -14,38 +14,36 @@ import { TimeSlice } from '../core/time-slice.js';
 import type { PointValueReadLimits } from '../config.js';
 import type { AppContext, AppState } from '../http/state.js';
 import { parseInstant } from '../core/time.js';
-import { isTimeZone } from '../core/validation.js';
+import { isTimeZone, type Validator } from '../core/validation.js';
 import { apiValue } from '../values/ingest/types.js';
 import { MAX_LATEST_LIMIT, type PointValueService } from '../services/point-values.js';
 import { unreliableJsonMembers } from '../values/live/reliability.js';
 import type { RetentionService } from '../services/retention.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
-import { MAX_PERIODS, PERIOD_TYPES, planPeriods, type PeriodPlan, type PeriodType } from '../values/read/periods.js';
+import { MAX_PERIODS, PERIOD_TYPES, type PeriodPlan, type PeriodType } from '../values/read/periods.js';
 import type { RollupResult } from '../values/read/rollup-result.js';
-import { allowsRollup, ROLLUPS, StatisticsPresenter, type Rollup, type StatisticRollup } from '../values/read/statistics.js';
+import { ROLLUPS, StatisticsPresenter, type Rollup, type StatisticRollup } from '../values/read/statistics.js';
 import type { StoredValue } from '../store/values/types.js';
 import { csvCell, csvRow } from './csv.js';
 import { mergedCsv, type ColumnRows, type CsvColumn } from './csv-columns.js';
+import {
+  CSV_TYPE,
+  DAY_MS,
+  effectiveRollup,
+  JSON_TYPE,
+  jsonValue,
+  periodCells,
+  periodsProblem,
+  planOf,
+  readablePoints,
+  rollupProblem,
+  wantsCsv,
+  xidCountProblem,
+  type ReadQuery,
+} from './point-value-reads.js';
+import { mangoPointValueRoutes } from './point-values-mango.js';
 
 const BULK_LIMIT = 16 * MiB;
-const DAY_MS = 86_400_000;
-const JSON_TYPE = 'application/json';
-const CSV_TYPE = 'text/csv; charset=utf-8';
-
-interface ReadQuery {
-  from: number;
-  to: number;
-  limit?: number;
-  rollup?: Rollup;
-  periodType?: PeriodType;
-  periods: number;
-  zone: string;
-  truncate: boolean;
-  /** With a rollup other than NONE: its periods, the same for every point (none for an empty range). */
-  plan?: PeriodPlan;
-  /** When the request came: no value is in force after it. */
-  now: number;
-}
 
 const READ_PARAMS = new Set(['from', 'to', 'limit', 'rollup', 'timePeriodType', 'timePeriods', 'timezone', 'truncate']);
 
@@ -114,46 +112,25 @@ function readQuery(ctx: AppContext, pathRollup?: string): ReadQuery {
 
 function periodPlan(q: ReadQuery): PeriodPlan {
   try {
-    return planPeriods({ from: q.from, to: q.to, type: q.periodType, count: q.periods, zone: q.zone, truncate: q.truncate });
+    return planOf(q);
   } catch (err) {
     if (err instanceof RangeError) throw badParam(q.periodType ? 'timePeriodType' : 'from', err.message);
     throw err;
   }
 }
 
-const formatCount = (n: number) => n.toLocaleString('en-US');
-
 /** Refuses, before any work, a rollup whose periods over all the points pass the limit. */
 function checkPeriods(q: ReadQuery, points: number, limits: PointValueReadLimits): void {
-  if (!q.plan) return;
-  const total = q.plan.count * points;
-  if (total <= limits.maxRollupPeriods) return;
-  const periods = `${q.plan.exact ? '' : 'about '}${formatCount(q.plan.count)} period${q.plan.count === 1 ? '' : 's'}`;
-  const product = points === 1 ? periods : `${periods} × ${formatCount(points)} points = ${formatCount(total)} periods`;
-  throw DomainError.badRequest(
-    `Too many rollup periods (timePeriodType, timePeriods): ${product}; a request may ask for at most ${formatCount(limits.maxRollupPeriods)} ` +
-      '(all points together). Ask for a longer timePeriodType, more timePeriods, or a shorter from–to range.',
-  );
+  const problem = periodsProblem(q, points, limits, 'timePeriodType, timePeriods');
+  if (problem) throw DomainError.badRequest(problem);
 }
 
 /** The XIDs of /multiple-arrays/...: repeats removed, refused beyond the limit before any lookup. */
 function xidsOf(xidList: string, limits: PointValueReadLimits): string[] {
   const xids = [...new Set(xidList.split(',').filter((x) => x !== ''))];
-  if (xids.length === 0) throw DomainError.badRequest('Invalid path parameter xids: name at least one point');
-  if (xids.length > limits.maxXids) {
-    throw DomainError.badRequest(`Invalid path parameter xids: ${formatCount(xids.length)} points named, at most ${formatCount(limits.maxXids)} per request`);
-  }
+  const problem = xidCountProblem(xids.length, limits);
+  if (problem) throw DomainError.badRequest(`Invalid path parameter xids: ${problem}`);
   return xids;
-}
-
-function wantsCsv(ctx: AppContext): boolean {
-  return ctx.accepts('application/json', 'text/csv') === 'text/csv';
-}
-
-/** JSON text of a value: numbers (nearly all of them) without JSON.stringify's generic path. */
-function jsonValue(value: unknown): string {
-  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null';
-  return JSON.stringify(value);
 }
 
 /** `extra`: further members, each with a leading comma. */
@@ -257,17 +234,9 @@ function csvPeriods(presenter: StatisticsPresenter, result: RollupResult, from: 
   return text;
 }
 
-/** One period's CSV cells of a point (no line end): the value, or ALL's columns. */
-function periodCells(presenter: StatisticsPresenter, result: RollupResult, i: number): string {
-  const columns = presenter.columns;
-  let text = csvCell(presenter.value(result, i, columns[0]!));
-  for (let c = 1; c < columns.length; c++) text += `,${csvCell(presenter.value(result, i, columns[c]!))}`;
-  return text;
-}
-
 /** One point's column(s) of a multiple-arrays CSV table: raw values, or one row per period. */
 function csvColumn(values: PointValueService, point: DataPointRecord, q: ReadQuery, slice: TimeSlice): CsvColumn {
-  const rollup = effectiveRollup(point, q);
+  const rollup = effectiveRollup(point, q.rollup);
   const presenter = rollup && new StatisticsPresenter(rollup, point.dataType);
   async function* rows(): AsyncGenerator<ColumnRows> {
     if (!presenter) {
@@ -294,23 +263,15 @@ function csvColumn(values: PointValueService, point: DataPointRecord, q: ReadQue
   };
 }
 
-/** The effective rollup: POINT_DEFAULT takes the point's, NONE means raw values. */
-function effectiveRollup(point: DataPointRecord, q: ReadQuery): StatisticRollup | undefined {
-  const r = q.rollup === 'POINT_DEFAULT' ? (point.rollup as Rollup) : q.rollup;
-  return r === undefined || r === 'NONE' ? undefined : (r as StatisticRollup);
-}
-
 /** Refuses a rollup the point's data type cannot have (before any value is read). */
 function checkRollupAllowed(point: DataPointRecord, q: ReadQuery): void {
-  const rollup = effectiveRollup(point, q);
-  if (rollup && !allowsRollup(point.dataType, rollup)) {
-    throw badParam('rollup', `${rollup} needs a NUMERIC point; ${point.dataType} points allow NONE, FIRST, LAST, START, COUNT, ALL`);
-  }
+  const problem = rollupProblem(point, q.rollup);
+  if (problem) throw badParam('rollup', problem);
 }
 
 /** One point's values as text: rolled up or raw. Lazy: nothing is read before the first next(). */
 function pointText(values: PointValueService, point: DataPointRecord, q: ReadQuery, csv: boolean, slice: TimeSlice): AsyncGenerator<string> {
-  const rollup = effectiveRollup(point, q);
+  const rollup = effectiveRollup(point, q.rollup);
   return rollup ? rollupText(values, point, q, rollup, csv, slice) : rawText(values, point, q, csv, slice);
 }
 
@@ -326,14 +287,14 @@ async function* manyText(values: PointValueService, points: readonly DataPointRe
   yield '}';
 }
 
-export function pointValuesRouter(values: PointValueService, retention: RetentionService, limits: PointValueReadLimits): Router<AppState> {
+export function pointValuesRouter(values: PointValueService, retention: RetentionService, limits: PointValueReadLimits, validator: Validator): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/point-values' });
 
-  router.get('/latest/:xid', async (ctx) => {
+  const latest = async (ctx: AppContext, xid: string) => {
     for (const key of Object.keys(ctx.query)) if (key !== 'limit') throw badParam(key, 'unknown parameter');
     const limitText = single(ctx, 'limit');
     const limit = limitText === undefined ? 1 : positiveInteger('limit', limitText, MAX_LATEST_LIMIT);
-    const point = await values.readablePoint(caller(ctx).user, ctx.params.xid!);
+    const point = await values.readablePoint(caller(ctx).user, xid);
     const newest = await values.latest(point, limit);
     if (wantsCsv(ctx)) {
       ctx.type = CSV_TYPE;
@@ -344,7 +305,8 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
       const current = `,${unreliableJsonMembers(values.reliability.get(point.id))}`;
       ctx.body = `[${newest.map((v, i) => rawJson(point, v, i === 0 ? current : '')).join(',')}]`;
     }
-  });
+  };
+  router.get('/latest/:xid', (ctx) => latest(ctx, ctx.params.xid!));
 
   const readOne = async (ctx: AppContext, xid: string, pathRollup?: string) => {
     const q = readQuery(ctx, pathRollup);
@@ -364,9 +326,7 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
     checkPeriods(q, xids.length, limits);
     // Every point is checked before anything is read: an unknown or unreadable XID, or a rollup a
     // point cannot have, fails the whole request.
-    const user = caller(ctx).user;
-    const points: DataPointRecord[] = [];
-    for (const xid of xids) points.push(await values.readablePoint(user, xid));
+    const points = await readablePoints(values, caller(ctx).user, xids);
     for (const point of points) checkRollupAllowed(point, q);
     const slice = new TimeSlice();
     if (wantsCsv(ctx)) {
@@ -378,6 +338,10 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
   };
   router.get('/multiple-arrays/time-period/:xids', (ctx) => readMany(ctx, ctx.params.xids!));
   router.get('/multiple-arrays/time-period/:xids/:rollup', (ctx) => readMany(ctx, ctx.params.xids!, ctx.params.rollup));
+  // Mango's older form of latest, which node-mango-client's DataPoint.getValue(s) calls; after the
+  // routes above, so /single/latest stays point "latest"'s values.
+  router.get('/:xid/latest', (ctx) => latest(ctx, ctx.params.xid!));
+  mangoPointValueRoutes(router, values, limits, validator);
 
   router.put('/:xid', async (ctx) => {
     ctx.body = await values.set(caller(ctx).user, ctx.params.xid!, await readJson(ctx));

@@ -167,6 +167,11 @@ export class PointValueService {
     return this.store.range(point.id, from, to, limit);
   }
 
+  /** The value in force at t (the newest with ts <= t), if any. */
+  valueAt(point: DataPointRecord, t: number): Promise<StoredValue | undefined> {
+    return this.store.valueAt(point.id, t);
+  }
+
   /**
    * Statistics of the point (read permission checked: readablePoint) over each period of the plan, a
    * chunk of periods at a time, yielding to the event loop in between (values/read/rollup.ts pointRollup).
