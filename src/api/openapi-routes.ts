@@ -34,7 +34,9 @@ export type ParamName =
   | 'truncate'
   | 'deleteFrom'
   | 'deleteTo'
-  | 'include';
+  | 'include'
+  | 'enabled'
+  | 'restart';
 
 /** Media type → schema of a response body. */
 export type Content = Record<string, JsonObject>;
@@ -198,6 +200,20 @@ export const ROUTES: readonly RouteDoc[] = [
   { method: 'get', path: `${API}/data-sources/by-xid/{xid}`, tag: 'Data sources', summary: 'Get a data source by XID', access: 'user', params: ['xid'], success: [ok('The data source', json(ref('data-source-view')))], errors: [403, 404] },
   { method: 'put', path: `${API}/data-sources/enable-disable/{xid}`, tag: 'Data sources', summary: 'Enable or disable a data source', access: 'user', params: ['xid'], body: { schema: 'enable-disable', required: true }, success: [ok('The data source', json(ref('data-source-view')))], errors: [403, 404] },
   ...crud('Data sources', 'data-sources', 'data source', 'data-source', 'data-source-view', 'id, xid, name, enabled, modelType, state, runningOn'),
+  {
+    method: 'put',
+    path: `${API}/data-points/enable-disable/{xid}`,
+    tag: 'Data points',
+    summary: 'Enable, disable or restart a data point',
+    description:
+      'Mango\'s form: the query parameters enabled and restart, or the body {"enabled", "restart"} (both: they must agree). Needs edit permission on the point (or its source). ' +
+      'restart with enabled true starts the point again even when it runs. The point\'s source, detectors and the other instances follow at once.',
+    access: 'user',
+    params: ['xid', 'enabled', 'restart'],
+    body: { schema: 'data-point-enable-disable', required: false },
+    success: [ok('The data point', json(ref('data-point-view')))],
+    errors: [403, 404],
+  },
   ...crud('Data points', 'data-points', 'data point', 'data-point', 'data-point-view', 'id, xid, name, enabled, deviceName, dataSourceXid, dataType, settable, unit, tags.<key>'),
   ...crud('Event detectors', 'event-detectors', 'event detector', 'event-detector', 'event-detector-view', 'id, xid, name, dataPointXid, detectorType, alarmLevel'),
 

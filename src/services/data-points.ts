@@ -415,6 +415,22 @@ export class DataPointService {
     };
   }
 
+  /**
+   * Enables or disables the point (Mango's enable-disable; edit permission). `restart` with enabled
+   * true starts it again even when it runs: the listeners hear it as an edit (its source restarts with
+   * it, its detectors reload, the other instances are told). Nothing changed and no restart: nothing
+   * happens, as in Mango.
+   */
+  async setEnabled(user: Principal, xid: string, body: unknown): Promise<DataPointRecord> {
+    const existing = await this.getForEdit(user, xid);
+    const { enabled, restart = false } = this.validator.validate<{ enabled: boolean; restart?: boolean }>('data-point-enable-disable', body);
+    if (enabled === existing.enabled && !(enabled && restart)) return existing;
+    const saved = enabled === existing.enabled ? existing : await this.repo.update(existing.id, { enabled });
+    if (!saved) throw notFound();
+    await this.changed(existing);
+    return saved;
+  }
+
   async delete(user: Principal, xid: string): Promise<DataPointRecord> {
     const existing = await this.getForEdit(user, xid);
     await this.repo.delete(existing.id);
