@@ -77,7 +77,7 @@ const SECURITY_SCHEMES: JsonObject = {
     type: 'apiKey',
     in: 'header',
     name: 'X-XSRF-TOKEN',
-    description: `Double submit: equal to the ${CSRF_COOKIE} cookie. Needed on POST/PUT/DELETE with a session, and on login.`,
+    description: `Double submit: equal to the ${CSRF_COOKIE} cookie. Needed on POST/PUT/PATCH/DELETE with a session, and on login.`,
   },
   bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Token from POST /rest/latest/auth-tokens/create' },
   basic: { type: 'http', scheme: 'basic', description: 'Only when BASIC_AUTH_ENABLED=true' },

@@ -17,7 +17,7 @@ import {
 import type { DataSourceService } from './data-sources.js';
 import { unreliableFields, type Unreliability } from '../values/live/reliability.js';
 import { assertPermission, hasPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
-import { generateXid, listQuery, translateDuplicateXid, type ListResult } from './resources.js';
+import { generateXid, listQuery, mergePatch, translateDuplicateXid, type ListResult } from './resources.js';
 
 const OBJECT_TYPE = 'DataPointVO';
 
@@ -383,6 +383,11 @@ export class DataPointService {
     if (!saved) throw notFound();
     await this.changed(existing);
     return saved;
+  }
+
+  /** PATCH: the fields given over the stored point's view, then exactly as update (resources.ts mergePatch). */
+  async patch(user: Principal, xid: string, body: unknown): Promise<DataPointRecord> {
+    return this.update(user, xid, mergePatch(dataPointView(await this.get(user, xid)), body));
   }
 
   /**

@@ -8,7 +8,7 @@ import { PgErrorCode, pgErrorCode } from '../store/metadata/db.js';
 import { compileRql, SqlParams } from '../core/rql/index.js';
 import { userResource, type UserChanges, type UserRecord, type UsersRepository } from '../store/metadata/users.js';
 import { hashPassword, verifyPassword } from './passwords.js';
-import type { ListResult } from './resources.js';
+import { mergePatch, type ListResult } from './resources.js';
 import { assertSuperadmin, isSuperadmin, normaliseRoles, SUPERADMIN, type Principal } from './permissions.js';
 
 /** The user as the API shows it: never the password hash or token version. */
@@ -257,6 +257,14 @@ export class UserService {
       for (const l of this.listeners) await l.credentialsChanged(updated, keep);
     }
     return updated;
+  }
+
+  /**
+   * PATCH: the fields given over the stored user's view, then exactly as update (resources.ts
+   * mergePatch): the same self-service rules, and a password given is a change as in PUT.
+   */
+  async patch(actor: Actor, username: string, body: unknown): Promise<UserRecord> {
+    return this.update(actor, username, mergePatch({ ...userView(await this.get(actor, username)) }, body));
   }
 
   /**
