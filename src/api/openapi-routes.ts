@@ -193,7 +193,9 @@ export const ROUTES: readonly RouteDoc[] = [
     path: `${API}/users/{username}`,
     tag: 'Users',
     summary: 'Replace a user',
-    description: 'Superadmin; or the user itself for email, name, locale, timezone and password (a password change needs currentPassword, else 400/4012; touching its own permissions or disabled is 403). A permission or password change ends the user\'s other sessions and revokes its tokens.',
+    description:
+      'Superadmin; or the user itself for email, name, locale, timezone and password (a password change needs currentPassword, else 400/4012; touching its own permissions or disabled is 403). A permission or password change ends the user\'s other sessions and revokes its tokens. ' +
+      'A password left out, blank ("" or null, as Mango\'s clients send back) or equal to the stored one (its plaintext or its hash) is no change: sessions and tokens stay valid.',
     access: 'user',
     params: ['username'],
     body: { schema: 'user', required: true },
