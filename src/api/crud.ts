@@ -1,4 +1,5 @@
-// The five routes every XID-named resource has: list (RQL), read, create, update, delete.
+// The five routes every XID-named resource has: list (RQL), read, create, update, delete; and PATCH
+// (Mango's partial update) where the service has it.
 import type Router from '@koa/router';
 import { apiPrefix } from '../http/api-alias.js';
 import { caller } from '../http/auth.js';
@@ -13,6 +14,8 @@ export interface CrudService<R> {
   get(user: Principal, xid: string): Promise<R>;
   create(user: Principal, body: unknown): Promise<R>;
   update(user: Principal, xid: string, body: unknown): Promise<R>;
+  /** The fields given replace, the rest kept; then as update. */
+  patch?(user: Principal, xid: string, body: unknown): Promise<R>;
   delete(user: Principal, xid: string): Promise<R>;
 }
 
@@ -42,6 +45,13 @@ export function addCrudRoutes<R extends { xid: string }>(
   router.put('/:xid', async (ctx) => {
     ctx.body = view(await service.update(caller(ctx).user, ctx.params.xid!, await readJson(ctx)));
   });
+
+  if (service.patch) {
+    const patch = service.patch.bind(service);
+    router.patch('/:xid', async (ctx) => {
+      ctx.body = view(await patch(caller(ctx).user, ctx.params.xid!, await readJson(ctx)));
+    });
+  }
 
   router.delete('/:xid', async (ctx) => {
     ctx.body = view(await service.delete(caller(ctx).user, ctx.params.xid!));

@@ -42,6 +42,8 @@ const PARAMETERS: Record<ParamName, JsonObject> = {
   truncate: { name: 'truncate', in: 'query', schema: { type: 'boolean', default: false }, description: 'Move from down and to up to period boundaries first' },
   deleteFrom: { name: 'from', in: 'query', required: true, schema: { type: 'string' }, description: `Start, inclusive: ${INSTANT}` },
   deleteTo: { name: 'to', in: 'query', required: true, schema: { type: 'string' }, description: `End, exclusive: ${INSTANT}` },
+  enabled: { name: 'enabled', in: 'query', schema: { type: 'boolean' }, description: 'true enables, false disables (or the body\'s enabled)' },
+  restart: { name: 'restart', in: 'query', schema: { type: 'boolean', default: false }, description: 'With enabled=true: start the point again even when it runs. Empty means false.' },
   include: { name: 'include', in: 'query', schema: { type: 'string' }, description: 'Comma-separated kinds to export: dataSources, dataPoints, eventDetectors, users, jsonStore. Default: all.', example: 'dataSources,dataPoints' },
 };
 
@@ -75,7 +77,7 @@ const SECURITY_SCHEMES: JsonObject = {
     type: 'apiKey',
     in: 'header',
     name: 'X-XSRF-TOKEN',
-    description: `Double submit: equal to the ${CSRF_COOKIE} cookie. Needed on POST/PUT/DELETE with a session, and on login.`,
+    description: `Double submit: equal to the ${CSRF_COOKIE} cookie. Needed on POST/PUT/PATCH/DELETE with a session, and on login.`,
   },
   bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Token from POST /rest/latest/auth-tokens/create' },
   basic: { type: 'http', scheme: 'basic', description: 'Only when BASIC_AUTH_ENABLED=true' },

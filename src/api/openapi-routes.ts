@@ -4,7 +4,7 @@
 import { API_PREFIX } from '../http/auth.js';
 import type { JsonObject } from './openapi-schemas.js';
 
-export type HttpMethod = 'get' | 'post' | 'put' | 'delete';
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /**
  * Who may call: `public` (anyone), `user` (any authenticated caller; unsafe methods with a session
@@ -34,7 +34,9 @@ export type ParamName =
   | 'truncate'
   | 'deleteFrom'
   | 'deleteTo'
-  | 'include';
+  | 'include'
+  | 'enabled'
+  | 'restart';
 
 /** Media type → schema of a response body. */
 export type Content = Record<string, JsonObject>;
@@ -95,14 +97,20 @@ const RQL_NOTE =
   'The query string is an RQL expression (eq, ne, gt, lt, ge, le, match, in, or, sort, limit; terms joined with &). ' +
   'No limit() means the first 1000 items; limit() above 100000 is a 400.';
 
-/** List, read, create, update and delete of an XID-named resource (api/crud.ts). */
-function crud(tag: string, base: string, noun: string, body: string, view: string, rqlProperties: string): RouteDoc[] {
+const PATCH_NOTE =
+  'Mango\'s partial update: the fields given replace the stored ones, the rest are kept; the result is checked exactly as a PUT of the whole resource (same validation, same permissions). ' +
+  'Shallow, as Mango: a nested object given (pointLocator, loggingProperties, tags, purgePeriod) replaces the stored one whole.';
+
+/** List, read, create, update and delete of an XID-named resource (api/crud.ts); `patch`: PATCH too. */
+function crud(tag: string, base: string, noun: string, body: string, view: string, rqlProperties: string, patch = false): RouteDoc[] {
   const path = `${API}/${base}`;
+  const patchDoc: RouteDoc = { method: 'patch', path: `${path}/{xid}`, tag, summary: `Update some fields of a ${noun}`, description: PATCH_NOTE, access: 'user', params: ['xid'], body: { schema: 'patch', required: true }, success: [ok(`The stored ${noun}`, json(ref(view)))], errors: [403, 404, 409] };
   return [
     { method: 'get', path, tag, summary: `List ${noun}s`, description: `${RQL_NOTE} Properties: ${rqlProperties}.`, access: 'user', params: ['rql'], success: [ok(`The ${noun}s the caller may read`, json(listOf(view)))], errors: [400] },
     { method: 'get', path: `${path}/{xid}`, tag, summary: `Get a ${noun}`, access: 'user', params: ['xid'], success: [ok(`The ${noun}`, json(ref(view)))], errors: [403, 404] },
     { method: 'post', path, tag, summary: `Create a ${noun}`, description: 'A missing xid is generated. An existing xid is a 409.', access: 'user', body: { schema: body, required: true }, success: [created(noun[0]!.toUpperCase() + noun.slice(1), view)], errors: [403, 404, 409] },
     { method: 'put', path: `${path}/{xid}`, tag, summary: `Replace a ${noun}`, description: 'PUT takes the whole resource; a write-only field left out keeps its value.', access: 'user', params: ['xid'], body: { schema: body, required: true }, success: [ok(`The stored ${noun}`, json(ref(view)))], errors: [403, 404, 409] },
+    ...(patch ? [patchDoc] : []),
     { method: 'delete', path: `${path}/{xid}`, tag, summary: `Delete a ${noun}`, access: 'user', params: ['xid'], success: [ok(`The deleted ${noun}`, json(ref(view)))], errors: [403, 404] },
   ];
 }
@@ -228,10 +236,24 @@ export const ROUTES: readonly RouteDoc[] = [
     path: `${API}/users/{username}`,
     tag: 'Users',
     summary: 'Replace a user',
-    description: 'Superadmin; or the user itself for email, name, locale, timezone and password (a password change needs currentPassword, else 400/4012; touching its own permissions or disabled is 403). A permission or password change ends the user\'s other sessions and revokes its tokens.',
+    description:
+      'Superadmin; or the user itself for email, name, locale, timezone and password (a password change needs currentPassword, else 400/4012; touching its own permissions or disabled is 403). A permission or password change ends the user\'s other sessions and revokes its tokens. ' +
+      'A password left out, blank ("" or null, as Mango\'s clients send back) or equal to the stored one (its plaintext or its hash) is no change: sessions and tokens stay valid.',
     access: 'user',
     params: ['username'],
     body: { schema: 'user', required: true },
+    success: [ok('The stored user', json(ref('user-view')))],
+    errors: [400, 403, 404, 409],
+  },
+  {
+    method: 'patch',
+    path: `${API}/users/{username}`,
+    tag: 'Users',
+    summary: 'Update some fields of a user',
+    description: `${PATCH_NOTE} The rules of PUT apply to the result: the same self-service limits, and a password given follows the password rules (a change of one's own needs currentPassword).`,
+    access: 'user',
+    params: ['username'],
+    body: { schema: 'patch', required: true },
     success: [ok('The stored user', json(ref('user-view')))],
     errors: [400, 403, 404, 409],
   },
@@ -240,8 +262,22 @@ export const ROUTES: readonly RouteDoc[] = [
   // Data sources
   { method: 'get', path: `${API}/data-sources/by-xid/{xid}`, tag: 'Data sources', summary: 'Get a data source by XID', access: 'user', params: ['xid'], success: [ok('The data source', json(ref('data-source-view')))], errors: [403, 404] },
   { method: 'put', path: `${API}/data-sources/enable-disable/{xid}`, tag: 'Data sources', summary: 'Enable or disable a data source', access: 'user', params: ['xid'], body: { schema: 'enable-disable', required: true }, success: [ok('The data source', json(ref('data-source-view')))], errors: [403, 404] },
-  ...crud('Data sources', 'data-sources', 'data source', 'data-source', 'data-source-view', 'id, xid, name, enabled, modelType, state, runningOn'),
-  ...crud('Data points', 'data-points', 'data point', 'data-point', 'data-point-view', 'id, xid, name, enabled, deviceName, dataSourceXid, dataType, settable, unit, tags.<key>'),
+  ...crud('Data sources', 'data-sources', 'data source', 'data-source', 'data-source-view', 'id, xid, name, enabled, modelType, state, runningOn', true),
+  {
+    method: 'put',
+    path: `${API}/data-points/enable-disable/{xid}`,
+    tag: 'Data points',
+    summary: 'Enable, disable or restart a data point',
+    description:
+      'Mango\'s form: the query parameters enabled and restart, or the body {"enabled", "restart"} (both: they must agree). Needs edit permission on the point (or its source). ' +
+      'restart with enabled true starts the point again even when it runs. The point\'s source, detectors and the other instances follow at once.',
+    access: 'user',
+    params: ['xid', 'enabled', 'restart'],
+    body: { schema: 'data-point-enable-disable', required: false },
+    success: [ok('The data point', json(ref('data-point-view')))],
+    errors: [403, 404],
+  },
+  ...crud('Data points', 'data-points', 'data point', 'data-point', 'data-point-view', 'id, xid, name, enabled, deviceName, dataSourceXid, dataType, settable, unit, tags.<key>', true),
   ...crud('Event detectors', 'event-detectors', 'event detector', 'event-detector', 'event-detector-view', 'id, xid, name, dataPointXid, detectorType, alarmLevel'),
 
   // Events

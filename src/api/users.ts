@@ -1,4 +1,4 @@
-// /users: list, read, create, update and delete users.
+// /users: list, read, create, update (PUT, and PATCH: the fields given) and delete users.
 import Router from '@koa/router';
 import { apiPrefix } from '../http/api-alias.js';
 import { caller } from '../http/auth.js';
@@ -37,6 +37,10 @@ export function usersRouter(users: UserService): Router<AppState> {
 
   router.put('/:username', async (ctx) => {
     ctx.body = userView(await users.update(actor(ctx), ctx.params.username!, await readJson(ctx)));
+  });
+
+  router.patch('/:username', async (ctx) => {
+    ctx.body = userView(await users.patch(actor(ctx), ctx.params.username!, await readJson(ctx)));
   });
 
   router.delete('/:username', async (ctx) => {

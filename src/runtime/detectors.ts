@@ -12,7 +12,12 @@
 //
 // durationMs: the condition must hold for that long (wall clock, or value timestamps as far apart)
 // before the event is raised; a value outside the condition cancels the wait.
+//
+// ALPHANUMERIC_REGEX_STATE: the condition is its pattern found in the text value, compiled once per watch
+// and matched in bounded time (core/bounded-regex.ts); numeric detectors ignore text values and it ignores
+// numbers.
 import type { Logger } from 'pino';
+import { compilePattern, isPatternError, type TextPattern } from '../core/bounded-regex.js';
 import { FifoLock } from '../core/fifo-lock.js';
 import type { DataPointListener } from '../services/data-points.js';
 import type { DataSourceListener } from '../services/data-sources.js';
@@ -53,6 +58,8 @@ interface Watch extends WatchedDetector {
   timer?: NodeJS.Timeout;
   /** Ends the bus follow of the point. */
   unfollow: () => void;
+  /** ALPHANUMERIC_REGEX_STATE: its `state`, compiled once when watched. */
+  pattern?: TextPattern;
 }
 
 const settings = (d: EventDetectorRecord): DetectorSettings => d.config as DetectorSettings;
@@ -76,9 +83,21 @@ export function conditionHolds(d: EventDetectorRecord, value: number, inAlarm: b
       return value === (s.state === true ? 1 : 0);
     case 'MULTISTATE_STATE':
       return value === s.state;
+    case 'ALPHANUMERIC_REGEX_STATE':
     case 'NO_UPDATE':
       return false;
   }
+}
+
+/**
+ * Does the value meet the watched detector's condition; undefined: the value says nothing to it (a
+ * numeric detector given a value that is not a finite number, a text detector given no text).
+ */
+function holds(w: Watch, value: StoredValue): boolean | undefined {
+  if (w.pattern) return value.text === null ? undefined : w.pattern.test(value.text);
+  const n = value.value;
+  if (n === null || !Number.isFinite(n)) return undefined;
+  return conditionHolds(w.detector, n, w.inAlarm);
 }
 
 function describe(w: Watch, value: number | undefined): string {
@@ -97,6 +116,8 @@ function describe(w: Watch, value: number | undefined): string {
     case 'BINARY_STATE':
     case 'MULTISTATE_STATE':
       return `${label}: ${point} is in state ${String(s.state)}${held}`;
+    case 'ALPHANUMERIC_REGEX_STATE':
+      return `${label}: ${point} matches ${String(s.state)}${held}`;
     case 'NO_UPDATE':
       return `${label}: ${point} has had no value for ${s.durationMs} ms`;
   }
@@ -375,7 +396,17 @@ export class DetectorRuntime {
   private watch(f: WatchedDetector, inAlarm: boolean): void {
     if (!this.running) return;
     this.unwatch(f.detector.id);
-    const w: Watch = { detector: f.detector, point: f.point, inAlarm, unfollow: this.deps.bus.follow(f.point.id) };
+    let pattern: TextPattern | undefined;
+    if (f.detector.detectorType === 'ALPHANUMERIC_REGEX_STATE') {
+      // Checked when saved; a pattern this engine no longer takes is not watched rather than guessed at.
+      const compiled = compilePattern(String(settings(f.detector).state));
+      if (isPatternError(compiled)) {
+        this.deps.log.error({ detector: f.detector.xid, state: settings(f.detector).state }, `event detector not watched: its state ${compiled.error}`);
+        return;
+      }
+      pattern = compiled;
+    }
+    const w: Watch = { detector: f.detector, point: f.point, inAlarm, pattern, unfollow: this.deps.bus.follow(f.point.id) };
     this.byId.set(f.detector.id, w);
     const list = this.byPoint.get(f.point.id) ?? [];
     list.push(w);
@@ -414,14 +445,15 @@ export class DetectorRuntime {
       this.armNoUpdate(w);
       return;
     }
-    const n = value.value;
-    if (n === null || !Number.isFinite(n)) return;
-    if (!conditionHolds(w.detector, n, w.inAlarm)) {
+    const met = holds(w, value);
+    if (met === undefined) return;
+    if (!met) {
       this.cancelWait(w);
       if (w.inAlarm) this.clear(w, value.ts);
       return;
     }
     if (w.inAlarm) return;
+    const n = value.value ?? undefined; // for the message (a text detector's names its pattern)
     const duration = settings(w.detector).durationMs ?? 0;
     if (duration <= 0) return this.raise(w, value.ts, n);
     if (w.pendingSince === undefined) {

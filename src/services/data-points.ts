@@ -18,7 +18,7 @@ import {
 import type { DataSourceService } from './data-sources.js';
 import { unreliableFields, type Unreliability } from '../values/live/reliability.js';
 import { assertPermission, hasPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
-import { generateXid, listQuery, translateDuplicateXid, type ListResult } from './resources.js';
+import { generateXid, listQuery, mergePatch, translateDuplicateXid, type ListResult } from './resources.js';
 
 const OBJECT_TYPE = 'DataPointVO';
 
@@ -387,6 +387,11 @@ export class DataPointService {
     return saved;
   }
 
+  /** PATCH: the fields given over the stored point's view, then exactly as update (resources.ts mergePatch). */
+  async patch(user: Principal, xid: string, body: unknown): Promise<DataPointRecord> {
+    return this.update(user, xid, mergePatch(dataPointView(await this.get(user, xid)), body));
+  }
+
   /**
    * What update stores over `existing` for `body`, checked as update checks it (the edit permission
    * is the caller's to check); nothing is written.
@@ -415,6 +420,22 @@ export class DataPointService {
       purgeOverride: input.purgeOverride ?? existing.purgeOverride,
       purgePeriod: input.purgePeriod ?? existing.purgePeriod,
     };
+  }
+
+  /**
+   * Enables or disables the point (Mango's enable-disable; edit permission). `restart` with enabled
+   * true starts it again even when it runs: the listeners hear it as an edit (its source restarts with
+   * it, its detectors reload, the other instances are told). Nothing changed and no restart: nothing
+   * happens, as in Mango.
+   */
+  async setEnabled(user: Principal, xid: string, body: unknown): Promise<DataPointRecord> {
+    const existing = await this.getForEdit(user, xid);
+    const { enabled, restart = false } = this.validator.validate<{ enabled: boolean; restart?: boolean }>('data-point-enable-disable', body);
+    if (enabled === existing.enabled && !(enabled && restart)) return existing;
+    const saved = enabled === existing.enabled ? existing : await this.repo.update(existing.id, { enabled });
+    if (!saved) throw notFound();
+    await this.changed(existing);
+    return saved;
   }
 
   async delete(user: Principal, xid: string): Promise<DataPointRecord> {

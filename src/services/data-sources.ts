@@ -4,7 +4,7 @@ import { DomainError } from '../core/errors.js';
 import type { Validator } from '../core/validation.js';
 import { dataSourceResource, type DataSourceRecord, type DataSourceState, type DataSourceType, type DataSourcesRepository, type UpdatePeriodType } from '../store/metadata/data-sources.js';
 import { assertPermission, assertSuperadmin, hasPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
-import { generateXid, listQuery, translateDuplicateXid, type ListResult } from './resources.js';
+import { generateXid, listQuery, mergePatch, translateDuplicateXid, type ListResult } from './resources.js';
 
 /** Type-specific settings with their defaults; anything else in a body is ignored. */
 const SETTINGS_DEFAULTS: Record<DataSourceType, Record<string, unknown>> = {
@@ -145,6 +145,11 @@ export class DataSourceService {
       });
     if (!saved) throw notFound();
     return this.notifySaved(saved);
+  }
+
+  /** PATCH: the fields given over the stored source's view, then exactly as update (resources.ts mergePatch). */
+  async patch(user: Principal, xid: string, body: unknown): Promise<DataSourceRecord> {
+    return this.update(user, xid, mergePatch(dataSourceView(await this.get(user, xid)), body));
   }
 
   async setEnabled(user: Principal, xid: string, body: unknown): Promise<DataSourceRecord> {

@@ -1,4 +1,5 @@
 // Event detectors: settings checked per detector type against the point's data type.
+import { compilePattern, isPatternError } from '../core/bounded-regex.js';
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
 import { detectorFromMango } from '../core/mango-input.js';
 import { TimeSlice } from '../core/time-slice.js';
@@ -79,6 +80,13 @@ function detectorConfig(input: EventDetectorInput, point: DataPointRecord): Reco
       if (typeof input.state !== 'number') problems.push(validationMessage('state', 'must be an integer'));
       config.state = input.state;
       break;
+    case 'ALPHANUMERIC_REGEX_STATE': {
+      needs('ALPHANUMERIC');
+      const pattern = compilePattern(String(input.state));
+      if (isPatternError(pattern)) problems.push(validationMessage('state', pattern.error));
+      config.state = input.state;
+      break;
+    }
     case 'NO_UPDATE':
       if (!(input.durationMs! > 0)) problems.push(validationMessage('durationMs', 'must be greater than 0'));
       break;

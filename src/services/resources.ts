@@ -39,3 +39,15 @@ export interface ListResult<T> {
   total: number;
   batches: AsyncIterable<T[]>;
 }
+
+/**
+ * A PATCH body over the stored resource's API view: each top-level field given replaces the view's, the
+ * others keep theirs, and the result goes through PUT unchanged (its validation and permission checks),
+ * so a PATCH can do nothing a PUT could not. Shallow, as Mango's (Jackson's readerForUpdating without
+ * @JsonMerge): a nested object given (pointLocator, loggingProperties, tags, purgePeriod) replaces the
+ * stored one whole. A body that is not an object is handed on as it is, for PUT to refuse.
+ */
+export function mergePatch(view: Record<string, unknown>, patch: unknown): unknown {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
+  return { ...view, ...(patch as Record<string, unknown>) };
+}

@@ -7,8 +7,8 @@ import type { Validator } from '../core/validation.js';
 import { PgErrorCode, pgErrorCode } from '../store/metadata/db.js';
 import { compileRql, SqlParams } from '../core/rql/index.js';
 import { userResource, type UserChanges, type UserRecord, type UsersRepository } from '../store/metadata/users.js';
-import { hashPassword, verifyPassword } from './passwords.js';
-import type { ListResult } from './resources.js';
+import { hashPassword, isSameHash, verifyPassword } from './passwords.js';
+import { mergePatch, type ListResult } from './resources.js';
 import { assertSuperadmin, isSuperadmin, normaliseRoles, SUPERADMIN, type Principal } from './permissions.js';
 
 /** The user as the API shows it: never the password hash or token version. */
@@ -236,7 +236,7 @@ export class UserService {
   }
 
   async update(actor: Actor, username: string, body: unknown): Promise<UserRecord> {
-    const input = this.validator.validate<UserInput>('user', body);
+    const input = this.validator.validate<UserInput>('user', withoutBlankPassword(body));
     const existing = await this.repo.findByUsername(username);
     const self = existing !== undefined && existing.id === actor.id;
     if (!isSuperadmin(actor) && !self) throw DomainError.accessDenied();
@@ -257,6 +257,14 @@ export class UserService {
       for (const l of this.listeners) await l.credentialsChanged(updated, keep);
     }
     return updated;
+  }
+
+  /**
+   * PATCH: the fields given over the stored user's view, then exactly as update (resources.ts
+   * mergePatch): the same self-service rules, and a password given is a change as in PUT.
+   */
+  async patch(actor: Actor, username: string, body: unknown): Promise<UserRecord> {
+    return this.update(actor, username, mergePatch({ ...userView(await this.get(actor, username)) }, body));
   }
 
   /**
@@ -303,7 +311,12 @@ export class UserService {
     return updated;
   }
 
-  /** Fields present in the body that differ from the stored user. PUT keeps an omitted password. */
+  /**
+   * Fields present in the body that differ from the stored user. PUT keeps an omitted password, and
+   * one that is the stored one sent back: Mango's clients send the user object they hold, whose
+   * password is the plaintext they created it with, or the stored hash. That is no password change:
+   * the user's sessions and tokens stay valid.
+   */
   private async changesFrom(existing: UserRecord, input: UserInput): Promise<UserChanges> {
     const changes: UserChanges = {};
     if (input.username !== existing.username) changes.username = input.username;
@@ -314,7 +327,7 @@ export class UserService {
       const roles = normaliseRoles(input.permissions);
       if (!sameRoles(roles, existing.permissions)) changes.permissions = roles;
     }
-    if (input.password !== undefined) changes.passwordHash = await hashPassword(input.password);
+    if (input.password !== undefined && !(await isStoredPassword(existing, input.password))) changes.passwordHash = await hashPassword(input.password);
     return changes;
   }
 
@@ -341,6 +354,25 @@ export class UserService {
     this.idByUsername.delete(user.username);
     for (const l of this.forgottenListeners) l(user.id);
   }
+}
+
+/**
+ * Is `password` the user's stored password: the stored hash itself, or the plaintext it verifies.
+ * Answers the same question a self-service change asks of currentPassword (checkSelfService), with the
+ * same cost, so it tells a caller nothing that one does not.
+ */
+async function isStoredPassword(user: UserRecord, password: string): Promise<boolean> {
+  return isSameHash(user.passwordHash, password) || (await verifyPassword(user.passwordHash, password));
+}
+
+/**
+ * An update's body with a blank password ("" or null) left out: kept, as Mango keeps it. Mango's user
+ * answers carry `"password": ""`, which its clients send back.
+ */
+function withoutBlankPassword(body: unknown): unknown {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
+  const { password, ...rest } = body as Record<string, unknown>;
+  return password === '' || password === null ? rest : body;
 }
 
 function sameRoles(a: readonly string[], b: readonly string[]): boolean {

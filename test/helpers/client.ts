@@ -65,6 +65,9 @@ export class ApiClient {
   put<T = unknown>(path: string, body?: unknown, options?: RequestOptions) {
     return this.request<T>('PUT', path, { ...options, body });
   }
+  patch<T = unknown>(path: string, body?: unknown, options?: RequestOptions) {
+    return this.request<T>('PATCH', path, { ...options, body });
+  }
   delete<T = unknown>(path: string, options?: RequestOptions) {
     return this.request<T>('DELETE', path, options);
   }

@@ -3,7 +3,7 @@ import type { ResourceDef } from '../../core/rql/index.js';
 import { CrudRepository } from './crud.js';
 import type { Queryable } from './db.js';
 
-export const DETECTOR_TYPES = ['HIGH_LIMIT', 'LOW_LIMIT', 'RANGE', 'BINARY_STATE', 'MULTISTATE_STATE', 'NO_UPDATE'] as const;
+export const DETECTOR_TYPES = ['HIGH_LIMIT', 'LOW_LIMIT', 'RANGE', 'BINARY_STATE', 'MULTISTATE_STATE', 'ALPHANUMERIC_REGEX_STATE', 'NO_UPDATE'] as const;
 export type DetectorType = (typeof DETECTOR_TYPES)[number];
 export const ALARM_LEVELS = ['NONE', 'INFORMATION', 'IMPORTANT', 'WARNING', 'URGENT', 'CRITICAL', 'LIFE_SAFETY'] as const;
 export type AlarmLevel = (typeof ALARM_LEVELS)[number];
@@ -14,7 +14,8 @@ export interface DetectorSettings {
   resetLimit?: number;
   low?: number;
   high?: number;
-  state?: number | boolean;
+  /** BINARY_STATE: boolean; MULTISTATE_STATE: number; ALPHANUMERIC_REGEX_STATE: a pattern (core/bounded-regex.ts). */
+  state?: number | boolean | string;
   durationMs?: number;
   rtnApplicable?: boolean;
 }
