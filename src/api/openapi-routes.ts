@@ -336,16 +336,22 @@ export const ROUTES: readonly RouteDoc[] = [
 ];
 
 /**
- * Whether a request's query string is RQL: the routes that take the `rql` parameter (none has path
- * parameters). Their query is read by the RQL parser, not as name=value pairs.
+ * Whether a request's query string is RQL: the routes that take the `rql` parameter. Their query is
+ * read by the RQL parser, not as name=value pairs.
  */
 export function rqlRequests(): (method: string, path: string) => boolean {
   const keys = new Set<string>();
+  // Routes with path parameters (/data-point-tags/values/{key}): a parameter is one segment.
+  const patterns: RegExp[] = [];
   for (const route of ROUTES) {
     if (!route.params?.includes('rql')) continue;
-    if (route.path.includes('{')) throw new Error(`RQL route ${route.path} has path parameters`);
-    keys.add(`${route.method.toUpperCase()} ${route.path.toLowerCase()}`);
+    const key = `${route.method.toUpperCase()} ${route.path.toLowerCase()}`;
+    if (!route.path.includes('{')) keys.add(key);
+    else patterns.push(new RegExp(`^${key.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+')}$`));
   }
   // The router matches case-insensitively and ignores a trailing slash; HEAD runs the GET route.
-  return (method, path) => keys.has(`${method === 'HEAD' ? 'GET' : method} ${path.toLowerCase().replace(/(.)\/$/, '$1')}`);
+  return (method, path) => {
+    const key = `${method === 'HEAD' ? 'GET' : method} ${path.toLowerCase().replace(/(.)\/$/, '$1')}`;
+    return keys.has(key) || patterns.some((p) => p.test(key));
+  };
 }
