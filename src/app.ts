@@ -7,6 +7,7 @@ import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { authTokensRouter } from './api/auth-tokens.js';
+import { dataPointTagsRouter } from './api/data-point-tags.js';
 import { dataPointsRouter } from './api/data-points.js';
 import { dataSourcesRouter } from './api/data-sources.js';
 import { eventDetectorsRouter } from './api/event-detectors.js';
@@ -66,6 +67,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
     authTokensRouter({ tokens: s.tokens, users: s.users, validator: s.validator, jwt: config.jwt }),
     dataSourcesRouter(s.dataSources),
     dataPointsRouter(s.dataPoints, s.pointValues.reliability),
+    dataPointTagsRouter(s.dataPointTags),
     eventDetectorsRouter(s.eventDetectors),
     eventsRouter(s.events),
     pointValuesRouter(s.pointValues, s.retention, config.pointValueReads),

@@ -8,6 +8,7 @@ import { RateLimiter } from './core/rate-limits.js';
 import { Validator } from './core/validation.js';
 import type { MetadataDb } from './store/metadata/db.js';
 import { DataPointsRepository } from './store/metadata/data-points.js';
+import { DataPointTagsRepository } from './store/metadata/data-point-tags.js';
 import { DataSourcesRepository } from './store/metadata/data-sources.js';
 import { EventDetectorsRepository } from './store/metadata/event-detectors.js';
 import { SessionsRepository } from './store/metadata/sessions.js';
@@ -30,6 +31,7 @@ import { JsonStoreRepository } from './store/metadata/json-store.js';
 import { IntervalLoggingRepository } from './store/metadata/interval-logging.js';
 import { AuthService } from './services/auth.js';
 import { DataPointService } from './services/data-points.js';
+import { DataPointTagsService } from './services/data-point-tags.js';
 import { DataSourceService } from './services/data-sources.js';
 import { EventDetectorService } from './services/event-detectors.js';
 import { EventService } from './services/events.js';
@@ -57,6 +59,8 @@ export interface Services {
   auth: AuthService;
   dataSources: DataSourceService;
   dataPoints: DataPointService;
+  /** Mango's /data-point-tags: tag keys and values over the readable points, one point's tags. */
+  dataPointTags: DataPointTagsService;
   eventDetectors: EventDetectorService;
   pointValues: PointValueService;
   /** Runs the enabled data sources; started by the service once everything else is up. */
@@ -245,6 +249,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     auth,
     dataSources,
     dataPoints,
+    dataPointTags: new DataPointTagsService(new DataPointTagsRepository(db), dataPoints, validator),
     eventDetectors,
     pointValues,
     runtime,

@@ -175,6 +175,8 @@ const VALID_BODIES: Record<string, BodyCase> = {
     body: { xid: 'sweep-js', name: 'Settings', jsonData: { theme: 'dark' }, readPermission: ['user'], editPermission: ['operators'] },
     verbatim: 'jsonData',
   },
+  [`post ${API}/data-point-tags/point/{xid}`]: { path: `${API}/data-point-tags/point/sweep-dp`, body: { site: 'north', line: 'L1' } },
+  [`put ${API}/data-point-tags/point/{xid}`]: { path: `${API}/data-point-tags/point/sweep-dp`, body: { site: 'south', region: 'r' } },
 };
 
 /** Valid values for the path parameters the sweep does not spoil. */
@@ -185,7 +187,7 @@ function pathValue(route: RouteDoc, param: string): string {
     }
     return 'sweep-dp';
   }
-  const values: Record<string, string> = { xids: 'sweep-dp,sweep-num', username: 'sweep-user', id: '1', rollup: 'AVERAGE', file: 'index.html', path: 'theme' };
+  const values: Record<string, string> = { xids: 'sweep-dp,sweep-num', username: 'sweep-user', id: '1', rollup: 'AVERAGE', file: 'index.html', path: 'theme', key: 'site' };
   assert.ok(values[param], `no value for the path parameter {${param}} of ${route.path}`);
   return values[param];
 }

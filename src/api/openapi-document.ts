@@ -17,6 +17,7 @@ const PARAMETERS: Record<ParamName, JsonObject> = {
   eventId: { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 }, description: 'Event id' },
   rollupPath: { name: 'rollup', in: 'path', required: true, schema: { enum: [...ROLLUPS] } },
   jsonPath: { name: 'path', in: 'path', required: true, schema: { type: 'string' }, description: 'Dot path into jsonData, e.g. layout.widgets.0.title', example: 'layout.title' },
+  tagKey: { name: 'key', in: 'path', required: true, schema: { type: 'string' }, description: 'Tag key (name and device: the point\'s name and device name)', example: 'site' },
   swaggerFile: { name: 'file', in: 'path', required: true, schema: { type: 'string' }, example: 'swagger-ui-bundle.js' },
   rql: {
     name: 'rql',

@@ -22,6 +22,7 @@ export type ParamName =
   | 'rollupPath'
   | 'swaggerFile'
   | 'jsonPath'
+  | 'tagKey'
   | 'rql'
   | 'from'
   | 'to'
@@ -73,6 +74,7 @@ const listOf = (id: string): JsonObject => ({
   properties: { items: arrayOf(id), total: { type: 'integer', minimum: 0, description: 'All matches, ignoring limit()' } },
 });
 const json = (schema: JsonObject): Content => ({ 'application/json': schema });
+const STRINGS: JsonObject = { type: 'array', items: { type: 'string' } };
 const CSV: JsonObject = { type: 'string', description: 'timestamp,value[,annotation] rows (ALL: one column per statistic), streamed' };
 /** The several-points CSV form: one table. */
 const MANY_CSV_NOTE =
@@ -199,6 +201,47 @@ export const ROUTES: readonly RouteDoc[] = [
   { method: 'put', path: `${API}/data-sources/enable-disable/{xid}`, tag: 'Data sources', summary: 'Enable or disable a data source', access: 'user', params: ['xid'], body: { schema: 'enable-disable', required: true }, success: [ok('The data source', json(ref('data-source-view')))], errors: [403, 404] },
   ...crud('Data sources', 'data-sources', 'data source', 'data-source', 'data-source-view', 'id, xid, name, enabled, modelType, state, runningOn'),
   ...crud('Data points', 'data-points', 'data point', 'data-point', 'data-point-view', 'id, xid, name, enabled, deviceName, dataSourceXid, dataType, settable, unit, tags.<key>'),
+
+  // Data point tags (Mango's /data-point-tags)
+  { method: 'get', path: `${API}/data-point-tags/keys`, tag: 'Data point tags', summary: 'Tag keys of the points the caller may read', description: 'Code-point order, at most 100,000. Includes Mango\'s implicit keys: name (every point) and device (points with a device name).', access: 'user', success: [ok('Tag keys', json(STRINGS))] },
+  {
+    method: 'get',
+    path: `${API}/data-point-tags/values/{key}`,
+    tag: 'Data point tags',
+    summary: 'Distinct values of a tag key',
+    description:
+      'Over the points the caller may read that the RQL query selects. The query\'s properties are tag keys (e.g. `?site=Plant%201`, `match(region,N*)`); name and device are the point\'s name and device name. ' +
+      'Code-point order; sort() is not used; limit(n[,offset]) windows the values, without it at most 100,000.',
+    access: 'user',
+    params: ['tagKey', 'rql'],
+    success: [ok('Values', json(STRINGS))],
+    errors: [400],
+  },
+  { method: 'get', path: `${API}/data-point-tags/point/{xid}`, tag: 'Data point tags', summary: "A point's tags", description: 'Without the implicit name and device.', access: 'user', params: ['xid'], success: [ok('Tags', json(ref('data-point-tags')))], errors: [403, 404] },
+  {
+    method: 'post',
+    path: `${API}/data-point-tags/point/{xid}`,
+    tag: 'Data point tags',
+    summary: "Replace a point's tags",
+    description: 'As Mango (node-mango-client setTags). Needs edit permission on the point (or its source); saved as a point save. The keys name and device are ignored.',
+    access: 'user',
+    params: ['xid'],
+    body: { schema: 'data-point-tags', required: true },
+    success: [ok('The tags now', json(ref('data-point-tags')))],
+    errors: [403, 404],
+  },
+  {
+    method: 'put',
+    path: `${API}/data-point-tags/point/{xid}`,
+    tag: 'Data point tags',
+    summary: "Merge into a point's tags",
+    description: 'As Mango (node-mango-client addTags): each key set to its value, removed when null, other tags kept. Needs edit permission on the point (or its source); saved as a point save. The result is held to the tag limits (at most 100 tags).',
+    access: 'user',
+    params: ['xid'],
+    body: { schema: 'data-point-tags-merge', required: true },
+    success: [ok('The tags now', json(ref('data-point-tags')))],
+    errors: [403, 404, 409],
+  },
   ...crud('Event detectors', 'event-detectors', 'event detector', 'event-detector', 'event-detector-view', 'id, xid, name, dataPointXid, detectorType, alarmLevel'),
 
   // Events
