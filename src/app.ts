@@ -12,6 +12,7 @@ import { dataPointsRouter } from './api/data-points.js';
 import { dataSourcesRouter } from './api/data-sources.js';
 import { eventDetectorsRouter } from './api/event-detectors.js';
 import { eventsRouter } from './api/events.js';
+import { jsonDataRouter } from './api/json-data.js';
 import { jsonStoreRouter } from './api/json-store.js';
 import { configurationRouter } from './api/configuration.js';
 import { pointValuesRouter } from './api/point-values.js';
@@ -72,6 +73,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
     eventsRouter(s.events),
     pointValuesRouter(s.pointValues, s.retention, config.pointValueReads),
     jsonStoreRouter(s.jsonStore),
+    jsonDataRouter(s.jsonData),
     configurationRouter(s.configuration),
   ];
   for (const router of resources) {

@@ -36,6 +36,7 @@ import { DataSourceService } from './services/data-sources.js';
 import { EventDetectorService } from './services/event-detectors.js';
 import { EventService } from './services/events.js';
 import { JsonStoreService } from './services/json-store.js';
+import { JsonDataService } from './services/json-data.js';
 import { LoginThrottle } from './services/login-throttle.js';
 import { PointValueService } from './services/point-values.js';
 import { RetentionService } from './services/retention.js';
@@ -73,6 +74,8 @@ export interface Services {
   retention: RetentionService;
   /** JSON documents (dashboards, application state) with permissions. */
   jsonStore: JsonStoreService;
+  /** Mango's /json-data over the same items: the document as the body, dot-path writes. */
+  jsonData: JsonDataService;
   /** Evaluates the event detectors of live points on every live value. */
   detectors: DetectorRuntime;
   /** The channel to the other instances and the leases (alone on PGlite: nothing shared). */
@@ -255,6 +258,7 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     runtime,
     events,
     jsonStore,
+    jsonData: new JsonDataService(jsonStore),
     configuration: new ConfigurationService({ db, validator, jsonMaxDepth: config.jsonMaxDepth, sources: dataSources, points: dataPoints, detectors: eventDetectors, users, jsonStore }),
     retention,
     detectors,

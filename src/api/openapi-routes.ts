@@ -23,6 +23,9 @@ export type ParamName =
   | 'swaggerFile'
   | 'jsonPath'
   | 'tagKey'
+  | 'jsonDataName'
+  | 'jsonDataReadPermission'
+  | 'jsonDataEditPermission'
   | 'rql'
   | 'from'
   | 'to'
@@ -75,6 +78,15 @@ const listOf = (id: string): JsonObject => ({
 });
 const json = (schema: JsonObject): Content => ({ 'application/json': schema });
 const STRINGS: JsonObject = { type: 'array', items: { type: 'string' } };
+
+/** Mango's /json-data writes: the item's fields in the query. */
+const JSON_DATA_FIELDS: ParamName[] = ['jsonDataName', 'jsonDataReadPermission', 'jsonDataEditPermission'];
+const JSON_DATA_NOTE =
+  'The body is the document itself (any JSON, kept exactly). The query gives the item\'s name and permissions; left out, they are kept. ' +
+  'Same items, permissions and limits as /json-store: the item at most 1 MiB (413), JSON_MAX_DEPTH levels (422). A write that meets another one on the same item is made again on the new document (409 after 10 tries).';
+const JSON_DATA_MERGE_NOTE =
+  'Into an object the body (an object) sets each of its members; onto an array the body is appended; into anything else a 400. The item and the path must exist; needs edit permission.';
+
 const CSV: JsonObject = { type: 'string', description: 'timestamp,value[,annotation] rows (ALL: one column per statistic), streamed' };
 /** The several-points CSV form: one table. */
 const MANY_CSV_NOTE =
@@ -354,6 +366,61 @@ export const ROUTES: readonly RouteDoc[] = [
   },
   { method: 'put', path: `${API}/json-store/{xid}`, tag: 'JSON store', summary: 'Replace a JSON store item', access: 'user', params: ['xid'], body: { schema: 'json-store', required: true }, success: [ok('The stored item', json(ref('json-store-item-view')))], errors: [403, 404] },
   { method: 'delete', path: `${API}/json-store/{xid}`, tag: 'JSON store', summary: 'Delete a JSON store item', access: 'user', params: ['xid'], success: [ok('The deleted item', json(ref('json-store-item-view')))], errors: [403, 404] },
+
+  // JSON data (Mango's /json-data over the same items)
+  { method: 'get', path: `${API}/json-data`, tag: 'JSON store', summary: 'XIDs of the JSON store items the caller may read (Mango)', description: 'Code-point order, at most 100,000.', access: 'user', success: [ok('XIDs', json(STRINGS))] },
+  { method: 'get', path: `${API}/json-data/{xid}`, tag: 'JSON store', summary: 'Get a JSON store item (Mango)', access: 'user', params: ['xid'], success: [ok('The item; jsonData exactly as stored', json(ref('json-store-item-view')))], errors: [403, 404] },
+  { method: 'get', path: `${API}/json-data/{xid}/{path}`, tag: 'JSON store', summary: 'The item with the value at a dot path as jsonData (Mango)', access: 'user', params: ['xid', 'jsonPath'], success: [ok('The item, jsonData being the value at the path', json(ref('json-store-item-view')))], errors: [403, 404] },
+  {
+    method: 'post',
+    path: `${API}/json-data/{xid}`,
+    tag: 'JSON store',
+    summary: 'Create an item, or replace its document (Mango)',
+    description: `${JSON_DATA_NOTE} Creating needs name; replacing needs edit permission. Answers 201 either way, as Mango.`,
+    access: 'user',
+    params: ['xid', ...JSON_DATA_FIELDS],
+    body: { schema: 'json-data-document', required: true },
+    success: [{ ...created('Item', 'json-store-item-view'), description: 'Item created or replaced: jsonData is the document' }],
+    errors: [403, 409],
+  },
+  {
+    method: 'post',
+    path: `${API}/json-data/{xid}/{path}`,
+    tag: 'JSON store',
+    summary: 'Replace the value at a dot path (Mango)',
+    description: `${JSON_DATA_NOTE} The item and the path's parent must exist: an object gets the member set (added at its end when new), an array the element at an existing index replaced. Needs edit permission.`,
+    access: 'user',
+    params: ['xid', 'jsonPath', ...JSON_DATA_FIELDS],
+    body: { schema: 'json-data-document', required: true },
+    success: [{ ...created('Item', 'json-store-item-view'), description: 'Value replaced: jsonData is the value written' }],
+    errors: [403, 404, 409],
+  },
+  {
+    method: 'put',
+    path: `${API}/json-data/{xid}`,
+    tag: 'JSON store',
+    summary: 'Merge into the document (Mango)',
+    description: `${JSON_DATA_NOTE} ${JSON_DATA_MERGE_NOTE}`,
+    access: 'user',
+    params: ['xid', ...JSON_DATA_FIELDS],
+    body: { schema: 'json-data-document', required: true },
+    success: [ok('The item, jsonData being the merged value', json(ref('json-store-item-view')))],
+    errors: [403, 404, 409],
+  },
+  {
+    method: 'put',
+    path: `${API}/json-data/{xid}/{path}`,
+    tag: 'JSON store',
+    summary: 'Merge into the value at a dot path (Mango)',
+    description: `${JSON_DATA_NOTE} ${JSON_DATA_MERGE_NOTE}`,
+    access: 'user',
+    params: ['xid', 'jsonPath', ...JSON_DATA_FIELDS],
+    body: { schema: 'json-data-document', required: true },
+    success: [ok('The item, jsonData being the merged value', json(ref('json-store-item-view')))],
+    errors: [403, 404, 409],
+  },
+  { method: 'delete', path: `${API}/json-data/{xid}`, tag: 'JSON store', summary: 'Delete a JSON store item (Mango)', access: 'user', params: ['xid'], success: [ok('The deleted item', json(ref('json-store-item-view')))], errors: [403, 404] },
+  { method: 'delete', path: `${API}/json-data/{xid}/{path}`, tag: 'JSON store', summary: 'Delete the value at a dot path (Mango)', description: 'Every member of that key, or the array element. Needs edit permission.', access: 'user', params: ['xid', 'jsonPath'], success: [ok('The item as it is now', json(ref('json-store-item-view')))], errors: [403, 404, 409] },
 
   // WebSocket
   {
