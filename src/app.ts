@@ -65,7 +65,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
   const resources = [
     loginRouter({ auth: s.auth, sessions: s.sessions, users: s.users, validator: s.validator, session: config.session }),
     usersRouter(s.users),
-    authTokensRouter({ tokens: s.tokens, users: s.users, validator: s.validator, jwt: config.jwt }),
+    authTokensRouter({ auth: s.auth, rateLimiter: s.rateLimiter, tokens: s.tokens, users: s.users, validator: s.validator, jwt: config.jwt }),
     dataSourcesRouter(s.dataSources),
     dataPointsRouter(s.dataPoints, s.pointValues.reliability),
     dataPointTagsRouter(s.dataPointTags),

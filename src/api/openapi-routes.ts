@@ -23,6 +23,7 @@ export type ParamName =
   | 'swaggerFile'
   | 'jsonPath'
   | 'tagKey'
+  | 'token'
   | 'jsonDataName'
   | 'jsonDataReadPermission'
   | 'jsonDataEditPermission'
@@ -187,6 +188,19 @@ export const ROUTES: readonly RouteDoc[] = [
   { method: 'post', path: `${API}/auth-tokens/revoke`, tag: 'Authentication', summary: "Revoke the caller's tokens", access: 'user', success: [noContent('Every token of the caller is invalid')] },
   { method: 'post', path: `${API}/auth-tokens/revoke/{username}`, tag: 'Authentication', summary: "Revoke a user's tokens (superadmin)", access: 'user', params: ['username'], success: [noContent("Every token of the user is invalid")], errors: [403, 404] },
   { method: 'post', path: `${API}/auth-tokens/reset-keys`, tag: 'Authentication', summary: 'New signing key (superadmin)', description: 'Every token becomes invalid.', access: 'user', success: [noContent('Keys reset')], errors: [403] },
+  {
+    method: 'get',
+    path: `${API}/auth-tokens/verify`,
+    tag: 'Authentication',
+    summary: 'Verify a token and show its header and claims',
+    description:
+      'Anyone may call it, as in Mango (a holder of a token can use it anyway); anonymous callers are rate limited per IP, and a signature is checked only within their budget. ' +
+      'The same checks as Bearer authentication: signature, expiry, revocation (the user\'s tokens revoked, keys reset, the user deleted or replaced) and a disabled user; any failure is a 400 saying which.',
+    access: 'public',
+    params: ['token'],
+    success: [ok("The token's header and claims", json(ref('auth-token-verified')))],
+    errors: [400],
+  },
   { method: 'get', path: `${API}/auth-tokens/public-key`, tag: 'Authentication', summary: 'The public key that verifies tokens', access: 'public', success: [ok('Public JWK', json(ref('public-jwk')))] },
 
   // Users
