@@ -7,10 +7,12 @@ import type { ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { authTokensRouter } from './api/auth-tokens.js';
+import { dataPointTagsRouter } from './api/data-point-tags.js';
 import { dataPointsRouter } from './api/data-points.js';
 import { dataSourcesRouter } from './api/data-sources.js';
 import { eventDetectorsRouter } from './api/event-detectors.js';
 import { eventsRouter } from './api/events.js';
+import { jsonDataRouter } from './api/json-data.js';
 import { jsonStoreRouter } from './api/json-store.js';
 import { configurationRouter } from './api/configuration.js';
 import { pointValuesRouter } from './api/point-values.js';
@@ -65,13 +67,15 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
   const resources = [
     loginRouter({ auth: s.auth, sessions: s.sessions, users: s.users, validator: s.validator, session: config.session }),
     usersRouter(s.users),
-    authTokensRouter({ tokens: s.tokens, users: s.users, validator: s.validator, jwt: config.jwt }),
+    authTokensRouter({ auth: s.auth, rateLimiter: s.rateLimiter, tokens: s.tokens, users: s.users, validator: s.validator, jwt: config.jwt }),
     dataSourcesRouter(s.dataSources),
     dataPointsRouter(s.dataPoints, s.pointValues.reliability),
+    dataPointTagsRouter(s.dataPointTags),
     eventDetectorsRouter(s.eventDetectors),
     eventsRouter(s.events),
     pointValuesRouter(s.pointValues, s.retention, config.pointValueReads, s.validator),
     jsonStoreRouter(s.jsonStore),
+    jsonDataRouter(s.jsonData),
     configurationRouter(s.configuration),
   ];
   for (const router of resources) {

@@ -8,6 +8,7 @@ import { RateLimiter } from './core/rate-limits.js';
 import { Validator } from './core/validation.js';
 import type { MetadataDb } from './store/metadata/db.js';
 import { DataPointsRepository } from './store/metadata/data-points.js';
+import { DataPointTagsRepository } from './store/metadata/data-point-tags.js';
 import { DataSourcesRepository } from './store/metadata/data-sources.js';
 import { EventDetectorsRepository } from './store/metadata/event-detectors.js';
 import { SessionsRepository } from './store/metadata/sessions.js';
@@ -30,10 +31,12 @@ import { JsonStoreRepository } from './store/metadata/json-store.js';
 import { IntervalLoggingRepository } from './store/metadata/interval-logging.js';
 import { AuthService } from './services/auth.js';
 import { DataPointService } from './services/data-points.js';
+import { DataPointTagsService } from './services/data-point-tags.js';
 import { DataSourceService } from './services/data-sources.js';
 import { EventDetectorService } from './services/event-detectors.js';
 import { EventService } from './services/events.js';
 import { JsonStoreService } from './services/json-store.js';
+import { JsonDataService } from './services/json-data.js';
 import { LoginThrottle } from './services/login-throttle.js';
 import { PointValueService } from './services/point-values.js';
 import { RetentionService } from './services/retention.js';
@@ -57,6 +60,8 @@ export interface Services {
   auth: AuthService;
   dataSources: DataSourceService;
   dataPoints: DataPointService;
+  /** Mango's /data-point-tags: tag keys and values over the readable points, one point's tags. */
+  dataPointTags: DataPointTagsService;
   eventDetectors: EventDetectorService;
   pointValues: PointValueService;
   /** Runs the enabled data sources; started by the service once everything else is up. */
@@ -69,6 +74,8 @@ export interface Services {
   retention: RetentionService;
   /** JSON documents (dashboards, application state) with permissions. */
   jsonStore: JsonStoreService;
+  /** Mango's /json-data over the same items: the document as the body, dot-path writes. */
+  jsonData: JsonDataService;
   /** Evaluates the event detectors of live points on every live value. */
   detectors: DetectorRuntime;
   /** The channel to the other instances and the leases (alone on PGlite: nothing shared). */
@@ -245,11 +252,13 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     auth,
     dataSources,
     dataPoints,
+    dataPointTags: new DataPointTagsService(new DataPointTagsRepository(db), dataPoints, validator),
     eventDetectors,
     pointValues,
     runtime,
     events,
     jsonStore,
+    jsonData: new JsonDataService(jsonStore),
     configuration: new ConfigurationService({ db, validator, jsonMaxDepth: config.jsonMaxDepth, sources: dataSources, points: dataPoints, detectors: eventDetectors, users, jsonStore }),
     retention,
     detectors,

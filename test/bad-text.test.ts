@@ -86,6 +86,8 @@ interface BodyCase {
   anonymous?: boolean;
   /** Members whose strings are data kept exactly (JSON store jsonData): accepted, not refused. */
   verbatim?: string;
+  /** The whole body is such data (Mango's /json-data): accepted, and the answer carries it as sent. */
+  document?: true;
 }
 
 const HOUR_AGO = new Date(Date.now() - 3_600_000).toISOString();
@@ -175,17 +177,24 @@ const VALID_BODIES: Record<string, BodyCase> = {
     body: { xid: 'sweep-js', name: 'Settings', jsonData: { theme: 'dark' }, readPermission: ['user'], editPermission: ['operators'] },
     verbatim: 'jsonData',
   },
+  [`post ${API}/json-data/{xid}`]: { path: `${API}/json-data/sweep-jd-new?name=Layout`, body: { title: 'text', list: ['a', { k: 'v' }] }, document: true },
+  [`post ${API}/json-data/{xid}/{path}`]: { path: `${API}/json-data/sweep-jd/set-here`, body: { mode: 'text' }, document: true },
+  [`put ${API}/json-data/{xid}`]: { path: `${API}/json-data/sweep-jd`, body: { extra: 'text' }, document: true },
+  [`put ${API}/json-data/{xid}/{path}`]: { path: `${API}/json-data/sweep-jd/obj`, body: { inner: 'text' }, document: true },
+  [`post ${API}/data-point-tags/point/{xid}`]: { path: `${API}/data-point-tags/point/sweep-dp`, body: { site: 'north', line: 'L1' } },
+  [`put ${API}/data-point-tags/point/{xid}`]: { path: `${API}/data-point-tags/point/sweep-dp`, body: { site: 'south', region: 'r' } },
 };
 
 /** Valid values for the path parameters the sweep does not spoil. */
 function pathValue(route: RouteDoc, param: string): string {
   if (param === 'xid') {
-    for (const [base, xid] of [['json-store', 'sweep-js'], ['data-sources', 'sweep-ds'], ['event-detectors', 'sweep-ed']]) {
+    for (const [base, xid] of [['json-store', 'sweep-js'], ['json-data', 'sweep-jd'], ['data-sources', 'sweep-ds'], ['event-detectors', 'sweep-ed']]) {
       if (route.path.includes(`/${base}/`)) return xid!;
     }
     return 'sweep-dp';
   }
-  const values: Record<string, string> = { xids: 'sweep-dp,sweep-num', username: 'sweep-user', id: '1', rollup: 'AVERAGE', file: 'index.html', path: 'theme' };
+  const onJsonData = route.path.includes('/json-data/');
+  const values: Record<string, string> = { xids: 'sweep-dp,sweep-num', username: 'sweep-user', id: '1', rollup: 'AVERAGE', file: 'index.html', path: onJsonData ? 'obj' : 'theme', key: 'site' };
   assert.ok(values[param], `no value for the path parameter {${param}} of ${route.path}`);
   return values[param];
 }
@@ -238,6 +247,7 @@ for (const engine of metadataEngines()) {
       await post('/data-points', { xid: 'sweep-num', name: 'Number', dataSourceXid: 'sweep-ds', pointLocator: { dataType: 'NUMERIC', changeType: 'NO_CHANGE' } });
       await post('/event-detectors', { xid: 'sweep-ed', name: 'High', dataPointXid: 'sweep-num', detectorType: 'HIGH_LIMIT', alarmLevel: 'URGENT', limit: 50 });
       await post('/json-store', { xid: 'sweep-js', name: 'Settings', jsonData: { theme: 'light' } });
+      await post('/json-store', { xid: 'sweep-jd', name: 'Document', jsonData: { obj: {} } });
       await createUser(admin, 'sweep-user', PASSWORD);
     });
     after(() => app.stop());
@@ -328,7 +338,14 @@ for (const engine of metadataEngines()) {
           const { strings, objects } = stringsAndObjects(valid.body);
           assert.ok(strings.length + objects.length > 0);
           let state = await settled();
-          const expect = async (res: Response, where: Path, message: RegExp, what: string) => {
+          const expect = async (res: Response, where: Path, message: RegExp, what: string, sent?: string) => {
+            if (valid.document) {
+              // The document is kept exactly, bad text included: the answer carries it as it was sent.
+              assert.ok(succeeded(route, res), `${what}: ${res.status} ${res.text}`);
+              assert.ok(sent !== undefined && res.text.includes(sent), `${what}: ${sent} not in ${res.text}`);
+              state = await settled();
+              return undefined;
+            }
             if (valid.verbatim !== undefined && where[0] === valid.verbatim) {
               // jsonData is kept exactly, bad text included.
               assert.ok(succeeded(route, res), `${what}: ${res.status} ${res.text}`);
@@ -345,13 +362,13 @@ for (const engine of metadataEngines()) {
           for (const bad of BAD_STRINGS) {
             for (const where of strings) {
               const body = withStringAt(valid.body, where, bad.text);
-              const stored = await expect(await send(route, valid.path, body, client), where, bad.message, `${propertyName(where)} with ${bad.label}`);
+              const stored = await expect(await send(route, valid.path, body, client), where, bad.message, `${propertyName(where)} with ${bad.label}`, JSON.stringify(bad.text));
               if (stored !== undefined) assert.deepEqual(stored, (body as Record<string, Json>).jsonData);
             }
             for (const where of objects) {
               const body = withKeyAt(valid.body, where, bad.text);
               const keyMessage = new RegExp(`^must not have a key that contains ${bad.message.source.replace(/^\^must not contain /, '')}`);
-              const stored = await expect(await send(route, valid.path, body, client), where, keyMessage, `a key of ${propertyName(where) || 'the body'} with ${bad.label}`);
+              const stored = await expect(await send(route, valid.path, body, client), where, keyMessage, `a key of ${propertyName(where) || 'the body'} with ${bad.label}`, JSON.stringify(bad.text));
               if (stored !== undefined) assert.deepEqual(stored, (body as Record<string, Json>).jsonData);
             }
           }

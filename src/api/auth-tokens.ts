@@ -1,4 +1,4 @@
-// /auth-tokens: create and revoke JWTs, rotate the signing key, publish the public key.
+// /auth-tokens: create, verify and revoke JWTs, rotate the signing key, publish the public key.
 import Router from '@koa/router';
 import { caller } from '../http/auth.js';
 import { readJson } from '../http/body.js';
@@ -8,8 +8,10 @@ import { parseInstant } from '../core/time.js';
 import type { Config } from '../config.js';
 import type { Validator } from '../core/validation.js';
 import { assertSuperadmin } from '../services/permissions.js';
+import type { AuthService } from '../services/auth.js';
 import type { TokenService } from '../services/tokens.js';
 import type { UserService } from '../services/users.js';
+import type { RateLimiter } from '../core/rate-limits.js';
 
 interface CreateTokenBody {
   expiry?: string | number;
@@ -17,6 +19,9 @@ interface CreateTokenBody {
 }
 
 export interface AuthTokensDeps {
+  auth: AuthService;
+  /** For anonymous verify calls: their budget is peeked before a signature is checked. */
+  rateLimiter: Pick<RateLimiter, 'assertAnonymousAllowed'>;
   tokens: TokenService;
   users: UserService;
   validator: Validator;
@@ -65,6 +70,14 @@ export function authTokensRouter(s: AuthTokensDeps): Router<AppState> {
     assertSuperadmin(caller(ctx).user);
     await s.tokens.resetKeys();
     ctx.status = 204;
+  });
+
+  // Mango's rule: anyone may call it (AnonymousAccess); whoever holds a token may use it anyway.
+  router.get('/verify', async (ctx) => {
+    const token = ctx.query.token;
+    if (typeof token !== 'string' || token === '') throw DomainError.badRequest('Query parameter token is required (once)');
+    const anonymous = ctx.state.auth === undefined;
+    ctx.body = await s.auth.verifyToken(token, anonymous ? () => s.rateLimiter.assertAnonymousAllowed(ctx.ip) : undefined);
   });
 
   router.get('/public-key', (ctx) => {

@@ -17,6 +17,11 @@ const PARAMETERS: Record<ParamName, JsonObject> = {
   eventId: { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 }, description: 'Event id' },
   rollupPath: { name: 'rollup', in: 'path', required: true, schema: { enum: [...ROLLUPS] } },
   jsonPath: { name: 'path', in: 'path', required: true, schema: { type: 'string' }, description: 'Dot path into jsonData, e.g. layout.widgets.0.title', example: 'layout.title' },
+  tagKey: { name: 'key', in: 'path', required: true, schema: { type: 'string' }, description: 'Tag key (name and device: the point\'s name and device name)', example: 'site' },
+  token: { name: 'token', in: 'query', required: true, schema: { type: 'string' }, description: 'The JWT to verify' },
+  jsonDataName: { name: 'name', in: 'query', schema: { type: 'string', minLength: 1, maxLength: 255 }, description: 'The item\'s name: required to create, else kept when left out' },
+  jsonDataReadPermission: { name: 'readPermission', in: 'query', schema: { type: 'string' }, description: 'Roles, comma-separated or repeated; empty: superadmin only. Left out: kept (new items: user)', example: 'user' },
+  jsonDataEditPermission: { name: 'editPermission', in: 'query', schema: { type: 'string' }, description: 'Roles, comma-separated or repeated; empty: superadmin only. Left out: kept (new items: empty)', example: 'operators' },
   swaggerFile: { name: 'file', in: 'path', required: true, schema: { type: 'string' }, example: 'swagger-ui-bundle.js' },
   rql: {
     name: 'rql',

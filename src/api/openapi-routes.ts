@@ -22,6 +22,11 @@ export type ParamName =
   | 'rollupPath'
   | 'swaggerFile'
   | 'jsonPath'
+  | 'tagKey'
+  | 'token'
+  | 'jsonDataName'
+  | 'jsonDataReadPermission'
+  | 'jsonDataEditPermission'
   | 'rql'
   | 'from'
   | 'to'
@@ -75,6 +80,16 @@ const listOf = (id: string): JsonObject => ({
   properties: { items: arrayOf(id), total: { type: 'integer', minimum: 0, description: 'All matches, ignoring limit()' } },
 });
 const json = (schema: JsonObject): Content => ({ 'application/json': schema });
+const STRINGS: JsonObject = { type: 'array', items: { type: 'string' } };
+
+/** Mango's /json-data writes: the item's fields in the query. */
+const JSON_DATA_FIELDS: ParamName[] = ['jsonDataName', 'jsonDataReadPermission', 'jsonDataEditPermission'];
+const JSON_DATA_NOTE =
+  'The body is the document itself (any JSON, kept exactly). The query gives the item\'s name and permissions; left out, they are kept. ' +
+  'Same items, permissions and limits as /json-store: the item at most 1 MiB (413), JSON_MAX_DEPTH levels (422). A write that meets another one on the same item is made again on the new document (409 after 10 tries).';
+const JSON_DATA_MERGE_NOTE =
+  'Into an object the body (an object) sets each of its members; onto an array the body is appended; into anything else a 400. The item and the path must exist; needs edit permission.';
+
 const CSV: JsonObject = { type: 'string', description: 'timestamp,value[,annotation] rows (ALL: one column per statistic), streamed' };
 /** The several-points CSV form: one table. */
 const MANY_CSV_NOTE =
@@ -224,6 +239,19 @@ export const ROUTES: readonly RouteDoc[] = [
   { method: 'post', path: `${API}/auth-tokens/revoke`, tag: 'Authentication', summary: "Revoke the caller's tokens", access: 'user', success: [noContent('Every token of the caller is invalid')] },
   { method: 'post', path: `${API}/auth-tokens/revoke/{username}`, tag: 'Authentication', summary: "Revoke a user's tokens (superadmin)", access: 'user', params: ['username'], success: [noContent("Every token of the user is invalid")], errors: [403, 404] },
   { method: 'post', path: `${API}/auth-tokens/reset-keys`, tag: 'Authentication', summary: 'New signing key (superadmin)', description: 'Every token becomes invalid.', access: 'user', success: [noContent('Keys reset')], errors: [403] },
+  {
+    method: 'get',
+    path: `${API}/auth-tokens/verify`,
+    tag: 'Authentication',
+    summary: 'Verify a token and show its header and claims',
+    description:
+      'Anyone may call it, as in Mango (a holder of a token can use it anyway); anonymous callers are rate limited per IP, and a signature is checked only within their budget. ' +
+      'The same checks as Bearer authentication: signature, expiry, revocation (the user\'s tokens revoked, keys reset, the user deleted or replaced) and a disabled user; any failure is a 400 saying which.',
+    access: 'public',
+    params: ['token'],
+    success: [ok("The token's header and claims", json(ref('auth-token-verified')))],
+    errors: [400],
+  },
   { method: 'get', path: `${API}/auth-tokens/public-key`, tag: 'Authentication', summary: 'The public key that verifies tokens', access: 'public', success: [ok('Public JWK', json(ref('public-jwk')))] },
 
   // Users
@@ -278,6 +306,47 @@ export const ROUTES: readonly RouteDoc[] = [
     errors: [403, 404],
   },
   ...crud('Data points', 'data-points', 'data point', 'data-point', 'data-point-view', 'id, xid, name, enabled, deviceName, dataSourceXid, dataType, settable, unit, tags.<key>', true),
+
+  // Data point tags (Mango's /data-point-tags)
+  { method: 'get', path: `${API}/data-point-tags/keys`, tag: 'Data point tags', summary: 'Tag keys of the points the caller may read', description: 'Code-point order, at most 100,000. Includes Mango\'s implicit keys: name (every point) and device (points with a device name).', access: 'user', success: [ok('Tag keys', json(STRINGS))] },
+  {
+    method: 'get',
+    path: `${API}/data-point-tags/values/{key}`,
+    tag: 'Data point tags',
+    summary: 'Distinct values of a tag key',
+    description:
+      'Over the points the caller may read that the RQL query selects. The query\'s properties are tag keys (e.g. `?site=Plant%201`, `match(region,N*)`); name and device are the point\'s name and device name. ' +
+      'Code-point order; sort() is not used; limit(n[,offset]) windows the values, without it at most 100,000.',
+    access: 'user',
+    params: ['tagKey', 'rql'],
+    success: [ok('Values', json(STRINGS))],
+    errors: [400],
+  },
+  { method: 'get', path: `${API}/data-point-tags/point/{xid}`, tag: 'Data point tags', summary: "A point's tags", description: 'Without the implicit name and device.', access: 'user', params: ['xid'], success: [ok('Tags', json(ref('data-point-tags')))], errors: [403, 404] },
+  {
+    method: 'post',
+    path: `${API}/data-point-tags/point/{xid}`,
+    tag: 'Data point tags',
+    summary: "Replace a point's tags",
+    description: 'As Mango (node-mango-client setTags). Needs edit permission on the point (or its source); saved as a point save. The keys name and device are ignored.',
+    access: 'user',
+    params: ['xid'],
+    body: { schema: 'data-point-tags', required: true },
+    success: [ok('The tags now', json(ref('data-point-tags')))],
+    errors: [403, 404],
+  },
+  {
+    method: 'put',
+    path: `${API}/data-point-tags/point/{xid}`,
+    tag: 'Data point tags',
+    summary: "Merge into a point's tags",
+    description: 'As Mango (node-mango-client addTags): each key set to its value, removed when null, other tags kept. Needs edit permission on the point (or its source); saved as a point save. The result is held to the tag limits (at most 100 tags).',
+    access: 'user',
+    params: ['xid'],
+    body: { schema: 'data-point-tags-merge', required: true },
+    success: [ok('The tags now', json(ref('data-point-tags')))],
+    errors: [403, 404, 409],
+  },
   ...crud('Event detectors', 'event-detectors', 'event detector', 'event-detector', 'event-detector-view', 'id, xid, name, dataPointXid, detectorType, alarmLevel'),
 
   // Events
@@ -393,6 +462,61 @@ export const ROUTES: readonly RouteDoc[] = [
   { method: 'put', path: `${API}/json-store/{xid}`, tag: 'JSON store', summary: 'Replace a JSON store item', access: 'user', params: ['xid'], body: { schema: 'json-store', required: true }, success: [ok('The stored item', json(ref('json-store-item-view')))], errors: [403, 404] },
   { method: 'delete', path: `${API}/json-store/{xid}`, tag: 'JSON store', summary: 'Delete a JSON store item', access: 'user', params: ['xid'], success: [ok('The deleted item', json(ref('json-store-item-view')))], errors: [403, 404] },
 
+  // JSON data (Mango's /json-data over the same items)
+  { method: 'get', path: `${API}/json-data`, tag: 'JSON store', summary: 'XIDs of the JSON store items the caller may read (Mango)', description: 'Code-point order, at most 100,000.', access: 'user', success: [ok('XIDs', json(STRINGS))] },
+  { method: 'get', path: `${API}/json-data/{xid}`, tag: 'JSON store', summary: 'Get a JSON store item (Mango)', access: 'user', params: ['xid'], success: [ok('The item; jsonData exactly as stored', json(ref('json-store-item-view')))], errors: [403, 404] },
+  { method: 'get', path: `${API}/json-data/{xid}/{path}`, tag: 'JSON store', summary: 'The item with the value at a dot path as jsonData (Mango)', access: 'user', params: ['xid', 'jsonPath'], success: [ok('The item, jsonData being the value at the path', json(ref('json-store-item-view')))], errors: [403, 404] },
+  {
+    method: 'post',
+    path: `${API}/json-data/{xid}`,
+    tag: 'JSON store',
+    summary: 'Create an item, or replace its document (Mango)',
+    description: `${JSON_DATA_NOTE} Creating needs name; replacing needs edit permission. Answers 201 either way, as Mango.`,
+    access: 'user',
+    params: ['xid', ...JSON_DATA_FIELDS],
+    body: { schema: 'json-data-document', required: true },
+    success: [{ ...created('Item', 'json-store-item-view'), description: 'Item created or replaced: jsonData is the document' }],
+    errors: [403, 409],
+  },
+  {
+    method: 'post',
+    path: `${API}/json-data/{xid}/{path}`,
+    tag: 'JSON store',
+    summary: 'Replace the value at a dot path (Mango)',
+    description: `${JSON_DATA_NOTE} The item and the path's parent must exist: an object gets the member set (added at its end when new), an array the element at an existing index replaced. Needs edit permission.`,
+    access: 'user',
+    params: ['xid', 'jsonPath', ...JSON_DATA_FIELDS],
+    body: { schema: 'json-data-document', required: true },
+    success: [{ ...created('Item', 'json-store-item-view'), description: 'Value replaced: jsonData is the value written' }],
+    errors: [403, 404, 409],
+  },
+  {
+    method: 'put',
+    path: `${API}/json-data/{xid}`,
+    tag: 'JSON store',
+    summary: 'Merge into the document (Mango)',
+    description: `${JSON_DATA_NOTE} ${JSON_DATA_MERGE_NOTE}`,
+    access: 'user',
+    params: ['xid', ...JSON_DATA_FIELDS],
+    body: { schema: 'json-data-document', required: true },
+    success: [ok('The item, jsonData being the merged value', json(ref('json-store-item-view')))],
+    errors: [403, 404, 409],
+  },
+  {
+    method: 'put',
+    path: `${API}/json-data/{xid}/{path}`,
+    tag: 'JSON store',
+    summary: 'Merge into the value at a dot path (Mango)',
+    description: `${JSON_DATA_NOTE} ${JSON_DATA_MERGE_NOTE}`,
+    access: 'user',
+    params: ['xid', 'jsonPath', ...JSON_DATA_FIELDS],
+    body: { schema: 'json-data-document', required: true },
+    success: [ok('The item, jsonData being the merged value', json(ref('json-store-item-view')))],
+    errors: [403, 404, 409],
+  },
+  { method: 'delete', path: `${API}/json-data/{xid}`, tag: 'JSON store', summary: 'Delete a JSON store item (Mango)', access: 'user', params: ['xid'], success: [ok('The deleted item', json(ref('json-store-item-view')))], errors: [403, 404] },
+  { method: 'delete', path: `${API}/json-data/{xid}/{path}`, tag: 'JSON store', summary: 'Delete the value at a dot path (Mango)', description: 'Every member of that key, or the array element. Needs edit permission.', access: 'user', params: ['xid', 'jsonPath'], success: [ok('The item as it is now', json(ref('json-store-item-view')))], errors: [403, 404, 409] },
+
   // WebSocket
   {
     method: 'get',
@@ -417,16 +541,22 @@ export const ROUTES: readonly RouteDoc[] = [
 ];
 
 /**
- * Whether a request's query string is RQL: the routes that take the `rql` parameter (none has path
- * parameters). Their query is read by the RQL parser, not as name=value pairs.
+ * Whether a request's query string is RQL: the routes that take the `rql` parameter. Their query is
+ * read by the RQL parser, not as name=value pairs.
  */
 export function rqlRequests(): (method: string, path: string) => boolean {
   const keys = new Set<string>();
+  // Routes with path parameters (/data-point-tags/values/{key}): a parameter is one segment.
+  const patterns: RegExp[] = [];
   for (const route of ROUTES) {
     if (!route.params?.includes('rql')) continue;
-    if (route.path.includes('{')) throw new Error(`RQL route ${route.path} has path parameters`);
-    keys.add(`${route.method.toUpperCase()} ${route.path.toLowerCase()}`);
+    const key = `${route.method.toUpperCase()} ${route.path.toLowerCase()}`;
+    if (!route.path.includes('{')) keys.add(key);
+    else patterns.push(new RegExp(`^${key.split(/\{[^}]+\}/).map((part) => part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[^/]+')}$`));
   }
   // The router matches case-insensitively and ignores a trailing slash; HEAD runs the GET route.
-  return (method, path) => keys.has(`${method === 'HEAD' ? 'GET' : method} ${path.toLowerCase().replace(/(.)\/$/, '$1')}`);
+  return (method, path) => {
+    const key = `${method === 'HEAD' ? 'GET' : method} ${path.toLowerCase().replace(/(.)\/$/, '$1')}`;
+    return keys.has(key) || patterns.some((p) => p.test(key));
+  };
 }

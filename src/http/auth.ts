@@ -107,7 +107,7 @@ export function isPublic(method: string, rawPath: string): boolean {
   const rest = path.slice(API_PREFIX.length);
   return (
     (method === 'POST' && (rest === '/login' || rest === '/logout')) ||
-    (method === 'GET' && (rest === '/auth-tokens/public-key' || rest === '/openapi.json'))
+    (method === 'GET' && (rest === '/auth-tokens/public-key' || rest === '/auth-tokens/verify' || rest === '/openapi.json'))
   );
 }
 

@@ -43,8 +43,11 @@ export interface BodyOptions {
   limit?: number;
   /** An absent or blank body reads as undefined instead of a 400. */
   optional?: boolean;
-  /** Top-level members kept exactly as sent, whatever their strings hold (JSON store jsonData). */
-  verbatim?: ReadonlySet<string>;
+  /**
+   * Top-level members kept exactly as sent, whatever their strings hold (JSON store jsonData), or
+   * 'all': the whole body is such a document (Mango's /json-data).
+   */
+  verbatim?: ReadonlySet<string> | 'all';
   /**
    * Levels of envelope around the documents the body carries, allowed beyond JSON_MAX_DEPTH: 1 for
    * a JSON store item (jsonData nests JSON_MAX_DEPTH levels of its own), 3 for a configuration
@@ -70,7 +73,8 @@ function utf8Text(bytes: Buffer): string {
  * Reads the body as JSON text: a body is required unless `optional` (then an absent body reads as
  * undefined). Anything but application/json (any charset spelled utf-8) is refused, and so is text
  * nesting deeper than JSON_MAX_DEPTH (422 naming the member, before anything parses it) or a string
- * (or key) with U+0000 or an unpaired surrogate outside the `verbatim` members (422).
+ * (or key) with U+0000 or an unpaired surrogate outside the `verbatim` members (422). The syntax is
+ * checked here only where a suspect string made the text rule parse it: the caller parses.
  */
 export async function readJsonText(ctx: Context, options: BodyOptions = {}): Promise<string | undefined> {
   const limit = options.limit ?? DEFAULT_BODY_LIMIT;
@@ -103,7 +107,7 @@ export async function readJsonText(ctx: Context, options: BodyOptions = {}): Pro
   // Before anything parses the text: JSON.parse is iterative, but a deep body costs memory and the
   // code after the parse recurses.
   if (!options.depthLater || mayHoldBadText(text)) assertBodyDepth(ctx, text, options.envelope);
-  assertStorableJson(text, options.verbatim);
+  if (options.verbatim !== 'all') assertStorableJson(text, options.verbatim);
   return text;
 }
 

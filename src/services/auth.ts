@@ -92,6 +92,21 @@ export class AuthService {
     return this.assertUsable(user, false);
   }
 
+  /**
+   * Mango's GET /auth-tokens/verify: the checks of a bearer token (token()), any refusal a 400 with
+   * its reason, since the token is a parameter here and not the caller's credential; then the
+   * token's header and claims.
+   */
+  async verifyToken(token: string, beforeCostlyCheck?: () => void): Promise<{ header: Record<string, unknown>; body: Record<string, unknown> }> {
+    try {
+      await this.token(token, beforeCostlyCheck);
+    } catch (err) {
+      if (err instanceof DomainError && err.kind === 'unauthenticated') throw DomainError.badRequest(err.message);
+      throw err;
+    }
+    return this.tokens.contents(token);
+  }
+
   private isPasswordExpired(user: UserRecord): boolean {
     const maxAge = this.config.passwordMaxAgeDays;
     return maxAge > 0 && Date.now() - user.lastPasswordChange.getTime() > maxAge * DAY_MS;

@@ -20,7 +20,9 @@
 //   as in JSON.parse and JSONB. A URL is checked like any client text (http/url-text.ts), so a
 //   key holding U+0000 or a lone surrogate has no path: it is read with the whole item.
 import { nestsTooDeep, parseJson } from '../core/json.js';
+import { compact, isIndex, parsePath, skipWhitespace, stringEnd, valueAt, valueEnd } from '../core/json-text.js';
 import { DomainError } from '../core/errors.js';
+import { MAX_LIMIT } from '../core/rql/check.js';
 import type { Validator } from '../core/validation.js';
 import { jsonStoreResource, type JsonStoreItem, type JsonStoreRecord, type JsonStoreRepository, type JsonStoreValues } from '../store/metadata/json-store.js';
 import { assertPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
@@ -29,10 +31,6 @@ import { generateXid, listQuery, translateDuplicateXid, type ListResult } from '
 export const MAX_ITEM_BYTES = 1024 * 1024;
 /** Body limit of JSON store writes: the item plus its envelope and whitespace. */
 export const JSON_STORE_BODY_LIMIT = 2 * MAX_ITEM_BYTES;
-/** Deeper documents are not given to PostgreSQL's recursive JSON parsers (PGlite's stack is small). */
-const MAX_JSONB_DEPTH = 512;
-/** Longer number tokens, or larger exponents, may not fit numeric; such documents skip JSONB. */
-const MAX_JSONB_NUMBER = 900;
 const OBJECT_TYPE = 'JsonDataVO';
 
 export interface JsonStoreInput {
@@ -60,6 +58,20 @@ export function jsonStoreItemJson(item: JsonStoreItem, omit: readonly string[] =
   return `${JSON.stringify(summary).slice(0, -1)},"jsonData":${item.doc}}`;
 }
 
+/** An item's fields besides its document, as a write gives them: left out, they are kept (see put()). */
+export interface JsonStoreFields {
+  xid?: string;
+  name?: string;
+  readPermission?: string[];
+  editPermission?: string[];
+}
+
+/** A document ready to store: its compact text and whether JSONB can hold it. */
+export type StoredDocument = Pick<JsonStoreValues, 'doc' | 'jsonb'>;
+
+/** Rounds of read, edit and compare-and-set before an edit that keeps meeting other writes gives up. */
+const MAX_EDIT_ATTEMPTS = 10;
+
 export class JsonStoreService {
   constructor(
     private readonly repo: JsonStoreRepository,
@@ -73,6 +85,11 @@ export class JsonStoreService {
     return { total: await this.repo.count(q), batches: this.repo.page(q) };
   }
 
+  /** The XIDs of every item the user may read, in code-point order, as a JSON array (at most MAX_LIMIT). */
+  xids(user: Principal): Promise<string> {
+    return this.repo.xids(listQuery(user, jsonStoreResource, '', 't.read_permission'), MAX_LIMIT);
+  }
+
   async get(user: Principal, xid: string): Promise<JsonStoreItem> {
     const item = await this.repo.findItem(xid);
     if (!item) throw notFound();
@@ -82,6 +99,11 @@ export class JsonStoreService {
 
   /** The JSON text of the value at a dot path (`rawPath` still percent-encoded). */
   async getPath(user: Principal, xid: string, rawPath: string): Promise<string> {
+    return (await this.getAt(user, xid, rawPath)).value;
+  }
+
+  /** The item (without its document) and the JSON text of the value at a dot path. */
+  async getAt(user: Principal, xid: string, rawPath: string): Promise<{ record: JsonStoreRecord; value: string }> {
     const path = parsePath(rawPath);
     // Segments PostgreSQL would read as array indexes that are not ours ("-1", "01", " 1"), or that
     // a text[] cannot carry (NUL), are walked here instead.
@@ -92,33 +114,53 @@ export class JsonStoreService {
       assertPermission(user, read.record.readPermission);
       if (read.kind === 'value') {
         if (read.value === undefined) throw noValue();
-        return read.value;
+        return { record: read.record, value: read.value };
       }
     }
-    const item = await this.get(user, xid);
-    const value = valueAt(item.doc, path);
+    const { doc, ...record } = await this.get(user, xid);
+    const value = valueAt(doc, path);
     if (value === undefined) throw noValue();
-    return value;
+    return { record, value };
   }
 
   /** POST: creates (created: true) or, when the XID exists, replaces. */
   async save(user: Principal, bodyText: string): Promise<{ item: JsonStoreItem; created: boolean }> {
     const { input, doc } = this.parse(bodyText);
-    const xid = input.xid ?? generateXid('JS');
-    // A create racing another create of the same XID turns into a replace on the second pass.
-    for (let attempt = 0; attempt < 2; attempt++) {
-      const existing = await this.repo.findOne('xid', xid);
-      if (existing) return { item: await this.replaceExisting(user, existing, input, doc), created: false };
-      const created = await this.repo.insertItem({
-        xid,
-        name: input.name,
-        readPermission: normaliseRoles(input.readPermission ?? [USER_ROLE]),
-        editPermission: normaliseRoles(input.editPermission ?? []),
-        ...doc,
-      });
-      if (created) return { item: created, created: true };
+    return this.createOrReplace(user, input.xid ?? generateXid('JS'), input, doc);
+  }
+
+  /**
+   * Creates item `xid` with `doc`, or replaces the document of the existing one (Mango's POST
+   * /json-data/<xid>). Fields left out keep their stored values; a new item needs a name and gets
+   * the default permissions for those left out.
+   */
+  async put(user: Principal, xid: string, fields: JsonStoreFields, doc: StoredDocument): Promise<{ item: JsonStoreItem; created: boolean }> {
+    this.validator.validate('xid', xid, 'xid');
+    return this.createOrReplace(user, xid, fields, doc);
+  }
+
+  /**
+   * Replaces the document of item `xid` by `edit` of its current text, and the fields given
+   * (Mango's path writes and merges). Needs read and edit permission. Compare and set: an edit that
+   * met another write is made again on the new text, so none is lost.
+   */
+  async edit<T>(user: Principal, xid: string, fields: JsonStoreFields, edit: (doc: string) => { doc: string; answer: T }): Promise<{ item: JsonStoreItem; answer: T }> {
+    for (let attempt = 0; attempt < MAX_EDIT_ATTEMPTS; attempt++) {
+      const existing = await this.repo.findItem(xid);
+      if (!existing) throw notFound();
+      assertPermission(user, existing.readPermission);
+      assertPermission(user, existing.editPermission);
+      const { doc, answer } = edit(existing.doc);
+      const item = await this.replaceExisting(user, existing, fields, this.checked(compact(doc, 0, doc.length)), existing.doc);
+      if (item) return { item, answer };
     }
-    throw DomainError.conflict('XID is already in use');
+    throw DomainError.conflict('The item kept changing during the update: try again');
+  }
+
+  /** A whole request body as a document (Mango's /json-data bodies), held to the item limits. */
+  document(bodyText: string): StoredDocument {
+    parseJson(bodyText); // the scanners below expect JSON: a syntax error is the client's 400
+    return this.checked(compact(bodyText, 0, bodyText.length));
   }
 
   /** PUT: replaces the item; the body's xid, when given, renames it. */
@@ -128,7 +170,7 @@ export class JsonStoreService {
     assertPermission(user, existing.readPermission);
     assertPermission(user, existing.editPermission);
     const { input, doc } = this.parse(bodyText);
-    return this.replaceExisting(user, existing, input, doc);
+    return (await this.replaceExisting(user, existing, input, doc))!;
   }
 
   async delete(user: Principal, xid: string): Promise<JsonStoreItem> {
@@ -141,89 +183,85 @@ export class JsonStoreService {
     return deleted;
   }
 
+  private async createOrReplace(user: Principal, xid: string, fields: JsonStoreFields, doc: StoredDocument): Promise<{ item: JsonStoreItem; created: boolean }> {
+    // A create racing another create of the same XID turns into a replace on the second pass.
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const existing = await this.repo.findOne('xid', xid);
+      if (existing) return { item: (await this.replaceExisting(user, existing, fields, doc))!, created: false };
+      this.checkFields(fields);
+      const created = await this.repo.insertItem({
+        xid,
+        name: fields.name!,
+        readPermission: normaliseRoles(fields.readPermission ?? [USER_ROLE]),
+        editPermission: normaliseRoles(fields.editPermission ?? []),
+        ...doc,
+      });
+      if (created) return { item: created, created: true };
+    }
+    throw DomainError.conflict('XID is already in use');
+  }
+
+  /**
+   * Stores `fields` (left out: kept) and `doc` over `existing`. With `expectedDoc`, only if the
+   * stored document is still that text (else undefined); without it a vanished item is a 404.
+   */
   private async replaceExisting(
     user: Principal,
     existing: JsonStoreRecord,
-    input: JsonStoreInput,
-    doc: Pick<JsonStoreValues, 'doc' | 'jsonb'>,
-  ): Promise<JsonStoreItem> {
+    fields: JsonStoreFields,
+    doc: StoredDocument,
+    expectedDoc?: string,
+  ): Promise<JsonStoreItem | undefined> {
     assertPermission(user, existing.readPermission);
     assertPermission(user, existing.editPermission);
+    this.checkFields(fields, existing.name);
     const saved = await this.repo
-      .replaceItem(existing.id, {
-        xid: input.xid ?? existing.xid,
-        name: input.name,
-        readPermission: normaliseRoles(input.readPermission ?? existing.readPermission),
-        editPermission: normaliseRoles(input.editPermission ?? existing.editPermission),
-        ...doc,
-      })
+      .replaceItem(
+        existing.id,
+        {
+          xid: fields.xid ?? existing.xid,
+          name: fields.name ?? existing.name,
+          readPermission: normaliseRoles(fields.readPermission ?? existing.readPermission),
+          editPermission: normaliseRoles(fields.editPermission ?? existing.editPermission),
+          ...doc,
+        },
+        expectedDoc,
+      )
       .catch((err: unknown) => {
         throw translateDuplicateXid(err);
       });
-    if (!saved) throw notFound();
+    if (!saved && expectedDoc === undefined) throw notFound();
     return saved;
   }
 
-  /** Validates the envelope and takes jsonData from the text itself, not from JSON.parse's result. */
-  private parse(bodyText: string): { input: JsonStoreInput; doc: Pick<JsonStoreValues, 'doc' | 'jsonb'> } {
-    // Text outside jsonData that PostgreSQL cannot hold was refused where the body was read.
-    const input = this.validator.validate<JsonStoreInput>('json-store', parseJson(bodyText));
-    const span = jsonDataSpan(bodyText);
-    if (!span) throw DomainError.invalid('jsonData', 'is required', OBJECT_TYPE);
-    const { depth, ...doc } = compact(bodyText, span.start, span.end);
+  /** Fields given apart from a body (Mango's query parameters), held to the item schema; `name` is needed unless one is stored. */
+  private checkFields(fields: JsonStoreFields, storedName?: string): void {
+    const { xid, name = storedName, readPermission, editPermission } = fields;
+    const item: Record<string, unknown> = { jsonData: null };
+    for (const [k, v] of Object.entries({ xid, name, readPermission, editPermission })) if (v !== undefined) item[k] = v;
+    this.validator.validate('json-store', item);
+  }
+
+  /** A compact document held to the item limits: 413 beyond 1 MiB, 422 nesting deeper than JSON_MAX_DEPTH. */
+  private checked({ depth, ...doc }: ReturnType<typeof compact>): StoredDocument {
     if (Buffer.byteLength(doc.doc, 'utf8') > MAX_ITEM_BYTES) {
       throw DomainError.tooLarge(`JSON store item too large: jsonData is limited to ${MAX_ITEM_BYTES} bytes (1 MiB)`);
     }
     if (depth > this.maxDepth) throw DomainError.invalid('jsonData', nestsTooDeep(this.maxDepth), OBJECT_TYPE);
-    return { input, doc };
+    return doc;
+  }
+
+  /** Validates the envelope and takes jsonData from the text itself, not from JSON.parse's result. */
+  private parse(bodyText: string): { input: JsonStoreInput; doc: StoredDocument } {
+    // Text outside jsonData that PostgreSQL cannot hold was refused where the body was read.
+    const input = this.validator.validate<JsonStoreInput>('json-store', parseJson(bodyText));
+    const span = jsonDataSpan(bodyText);
+    if (!span) throw DomainError.invalid('jsonData', 'is required', OBJECT_TYPE);
+    return { input, doc: this.checked(compact(bodyText, span.start, span.end)) };
   }
 }
 
-// ---- JSON text scanning. Input is JSON that JSON.parse has accepted (the body) or that this module
-// wrote (a stored document), so the scanner checks structure only as far as it needs to. Every
-// loop is iterative: a 1 MiB document may nest hundreds of thousands of levels deep.
-
-function isWhitespace(c: number): boolean {
-  return c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-}
-
-function skipWhitespace(s: string, i: number): number {
-  while (i < s.length && isWhitespace(s.charCodeAt(i))) i++;
-  return i;
-}
-
-/** End (exclusive) of the string token starting at the quote at i. */
-function stringEnd(s: string, i: number): number {
-  for (i++; ; ) {
-    const c = s.charCodeAt(i);
-    if (c === 0x22) return i + 1;
-    i += c === 0x5c ? 2 : 1;
-  }
-}
-
-function isDelimiter(c: number): boolean {
-  return c === 0x2c || c === 0x7d || c === 0x5d || c === 0x3a || isWhitespace(c);
-}
-
-/** End (exclusive) of the value starting at i (no whitespace before it). */
-function valueEnd(s: string, i: number): number {
-  let depth = 0;
-  do {
-    i = skipWhitespace(s, i);
-    const c = s.charCodeAt(i);
-    if (c === 0x22) {
-      i = stringEnd(s, i);
-    } else if (c === 0x7b || c === 0x5b || c === 0x7d || c === 0x5d) {
-      depth += c === 0x7b || c === 0x5b ? 1 : -1;
-      i++;
-    } else if (c === 0x2c || c === 0x3a) {
-      i++;
-    } else {
-      while (i < s.length && !isDelimiter(s.charCodeAt(i))) i++;
-    }
-  } while (depth > 0);
-  return i;
-}
+// ---- The envelope of a /json-store body
 
 /** Where the top-level member "jsonData" sits in the body text (the last one, as JSON.parse). */
 function jsonDataSpan(body: string): { start: number; end: number } | undefined {
@@ -243,124 +281,3 @@ function jsonDataSpan(body: string): { start: number; end: number } | undefined 
   return span;
 }
 
-const HEX4 = /^[0-9a-fA-F]{4}$/;
-
-/** `\uXXXX` at i (the backslash), as a code unit; undefined for any other escape. */
-function escapedUnit(s: string, i: number): number | undefined {
-  if (s.charCodeAt(i + 1) !== 0x75) return undefined;
-  const hex = s.slice(i + 2, i + 6);
-  return HEX4.test(hex) ? parseInt(hex, 16) : undefined;
-}
-
-/**
- * The value's text without the whitespace between tokens, how deep it nests, and whether JSONB can
- * hold it: no `\u0000`, no unpaired surrogate escape, nesting within MAX_JSONB_DEPTH, numbers of
- * modest size.
- */
-function compact(s: string, start: number, end: number): { doc: string; jsonb: boolean; depth: number } {
-  const parts: string[] = [];
-  let jsonb = true;
-  let depth = 0;
-  let deepest = 0;
-  let run = start;
-  let i = start;
-  while (i < end) {
-    const c = s.charCodeAt(i);
-    if (isWhitespace(c)) {
-      parts.push(s.slice(run, i));
-      i = skipWhitespace(s, i);
-      run = i;
-    } else if (c === 0x22) {
-      const close = stringEnd(s, i);
-      if (jsonb) jsonb = jsonbSafeString(s, i + 1, close - 1);
-      i = close;
-    } else if (c === 0x7b || c === 0x5b) {
-      if (++depth > MAX_JSONB_DEPTH) jsonb = false;
-      if (depth > deepest) deepest = depth;
-      i++;
-    } else if (c === 0x7d || c === 0x5d) {
-      depth--;
-      i++;
-    } else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
-      const tokenStart = i;
-      while (i < end && !isDelimiter(s.charCodeAt(i))) i++;
-      if (jsonb) jsonb = jsonbSafeNumber(s.slice(tokenStart, i));
-    } else {
-      i++;
-    }
-  }
-  parts.push(s.slice(run, end));
-  return { doc: parts.join(''), jsonb, depth: deepest };
-}
-
-function jsonbSafeString(s: string, from: number, to: number): boolean {
-  for (let i = s.indexOf('\\', from); i !== -1 && i < to; i = s.indexOf('\\', i)) {
-    const unit = escapedUnit(s, i);
-    if (unit === undefined) {
-      i += 2;
-      continue;
-    }
-    if (unit === 0 || (unit >= 0xdc00 && unit <= 0xdfff)) return false;
-    if (unit >= 0xd800 && unit <= 0xdbff) {
-      const low = s.charCodeAt(i + 6) === 0x5c ? escapedUnit(s, i + 6) : undefined;
-      if (low === undefined || low < 0xdc00 || low > 0xdfff) return false;
-      i += 12;
-    } else {
-      i += 6;
-    }
-  }
-  return true;
-}
-
-function jsonbSafeNumber(token: string): boolean {
-  if (token.length > MAX_JSONB_NUMBER) return false;
-  const e = token.search(/[eE]/);
-  return e === -1 || Math.abs(Number(token.slice(e + 1))) <= MAX_JSONB_NUMBER;
-}
-
-// ---- Paths
-
-function isIndex(segment: string): boolean {
-  return /^(0|[1-9]\d*)$/.test(segment);
-}
-
-function parsePath(rawPath: string): string[] {
-  try {
-    return rawPath.split('.').map((segment) => decodeURIComponent(segment));
-  } catch {
-    throw DomainError.badRequest('Invalid path: bad percent-encoding');
-  }
-}
-
-/** The JSON text at `path` in a stored (compact) document, or undefined when there is none. */
-export function valueAt(doc: string, path: readonly string[]): string | undefined {
-  let i = 0;
-  for (const segment of path) {
-    const c = doc.charCodeAt(i);
-    let found = -1;
-    if (c === 0x7b) {
-      // Stored documents are compact: a key's colon directly follows it, its value the colon.
-      for (i++; doc.charCodeAt(i) === 0x22; ) {
-        const keyStart = i;
-        const keyEnd = stringEnd(doc, i);
-        const valueStart = keyEnd + 1;
-        i = valueEnd(doc, valueStart);
-        if ((JSON.parse(doc.slice(keyStart, keyEnd)) as string) === segment) found = valueStart;
-        if (doc.charCodeAt(i) === 0x2c) i++;
-      }
-    } else if (c === 0x5b && isIndex(segment)) {
-      const wanted = Number(segment);
-      for (let n = 0, j = i + 1; doc.charCodeAt(j) !== 0x5d; n++) {
-        if (n === wanted) {
-          found = j;
-          break;
-        }
-        j = valueEnd(doc, j);
-        if (doc.charCodeAt(j) === 0x2c) j++;
-      }
-    }
-    if (found === -1) return undefined;
-    i = found;
-  }
-  return doc.slice(i, valueEnd(doc, i));
-}

@@ -183,6 +183,11 @@ export class TokenService {
     }
   }
 
+  /** A token's protected header and claims as it carries them (no check: verify it first). */
+  contents(token: string): { header: Record<string, unknown>; body: Record<string, unknown> } {
+    return { header: { ...decodeProtectedHeader(token) }, body: { ...decodeJwt(token) } };
+  }
+
   /** Replaces the signing key: every token issued so far stops working. */
   async resetKeys(): Promise<void> {
     const stored = await newStoredKey();

@@ -16,10 +16,15 @@ export interface PropertyDef {
 export interface ResourceDef {
   name: string;
   properties: Record<string, PropertyDef>;
-  /** A map column whose keys are properties too: `tags.<key>` (string values). */
+  /**
+   * A map column whose keys are properties too: `tags.<key>` (string values). With the prefix '',
+   * every name that is not a property is a key of the map (Mango's tag-value queries: `site=x`).
+   */
   mapColumn?: { prefix: string; column: string };
   /** Appended to every sort so that pages are stable. */
   tiebreak: string;
+  /** Items without limit(): DEFAULT_LIMIT unless the resource says otherwise (at most MAX_LIMIT). */
+  defaultLimit?: number;
 }
 
 export class RqlCheckError extends Error {
@@ -67,7 +72,7 @@ export class RqlLimitError extends Error {}
 
 export function validProperties(resource: ResourceDef): string[] {
   const names = Object.keys(resource.properties);
-  if (resource.mapColumn) names.push(`${resource.mapColumn.prefix}.<key>`);
+  if (resource.mapColumn) names.push(resource.mapColumn.prefix === '' ? '<key>' : `${resource.mapColumn.prefix}.<key>`);
   return names;
 }
 
@@ -75,6 +80,7 @@ function resolve(resource: ResourceDef, name: string, position: number): ColumnR
   const def = Object.hasOwn(resource.properties, name) ? resource.properties[name] : undefined;
   if (def) return { column: def.column, type: def.type, values: def.values };
   const map = resource.mapColumn;
+  if (map && map.prefix === '' && name !== '') return { column: map.column, mapKey: name, type: 'string' };
   if (map && name.startsWith(`${map.prefix}.`) && name.length > map.prefix.length + 1) {
     return { column: map.column, mapKey: name.slice(map.prefix.length + 1), type: 'string' };
   }
@@ -165,7 +171,7 @@ export function checkRql(resource: ResourceDef, query: RqlQuery): Plan {
     const ref = resolve(resource, s.property, s.position);
     return { ref, descending: s.descending };
   });
-  const limit = query.limit?.count ?? DEFAULT_LIMIT;
+  const limit = query.limit?.count ?? resource.defaultLimit ?? DEFAULT_LIMIT;
   if (limit > MAX_LIMIT) throw new RqlLimitError(`limit() must be at most ${MAX_LIMIT}`);
   const plan: Plan = { sort, limit, offset: query.limit?.offset ?? 0 };
   if (query.filter) plan.filter = checkNode(resource, query.filter);

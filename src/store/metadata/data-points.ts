@@ -110,6 +110,19 @@ export class DataPointsRepository extends CrudRepository<DataPointRecord> {
     await this.db.query('update data_points set last_warning = $2, last_warning_ts = $3, last_warning_cleared = $4 where id = $1', [id, w.message, w.timestamp, w.cleared]);
   }
 
+  /**
+   * Stores `tags` on point `id` if its tags are still `expected` (compared as JSON values); false
+   * when they changed meanwhile or the point is gone.
+   */
+  async replaceTags(id: number, expected: Record<string, string>, tags: Record<string, string>): Promise<boolean> {
+    const rows = await this.db.query('update data_points set tags = $3::jsonb where id = $1 and tags = $2::jsonb returning id', [
+      id,
+      JSON.stringify(expected),
+      JSON.stringify(tags),
+    ]);
+    return rows.length > 0;
+  }
+
   constructor(db: Queryable) {
     super(db, {
       table: 'data_points',

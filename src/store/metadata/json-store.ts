@@ -1,6 +1,6 @@
 // JSON store table and its RQL properties. The document is stored twice (see migration 005): the
 // exact text, which every read returns, and JSONB when it can represent it, for path reads in SQL.
-import type { ResourceDef } from '../../core/rql/index.js';
+import type { ResourceDef, SqlQueryParts } from '../../core/rql/index.js';
 import { CrudRepository } from './crud.js';
 import { pgErrorCode, type Queryable } from './db.js';
 
@@ -94,17 +94,32 @@ export class JsonStoreRepository extends CrudRepository<JsonStoreRecord> {
     return rows[0];
   }
 
-  /** Replaces every field of the item `id`; undefined when it is gone. A duplicate XID throws (23505). */
-  async replaceItem(id: number, v: JsonStoreValues): Promise<JsonStoreItem | undefined> {
+  /**
+   * Replaces every field of the item `id`; undefined when it is gone, or when `expectedDoc` is given
+   * and the stored document is no longer that text. A duplicate XID throws (23505).
+   */
+  async replaceItem(id: number, v: JsonStoreValues, expectedDoc?: string): Promise<JsonStoreItem | undefined> {
     const rows = await this.withJsonbFallback(v, (values) =>
       this.db.query<JsonStoreItem>(
         `update json_store set xid = $1, name = $2, read_permission = $3::text[], edit_permission = $4::text[],
            doc = $5::text, doc_jsonb = ${JSONB_OF_DOC}
-         where id = $7 returning ${RETURNING}`,
-        [...values, id],
+         where id = $7 and ($8::text is null or doc = $8::text) returning ${RETURNING}`,
+        [...values, id, expectedDoc ?? null],
       ),
     );
     return rows[0];
+  }
+
+  /** The XIDs of the items `q` selects (its WHERE: the caller's read scope), in order, as a JSON array. */
+  async xids(q: SqlQueryParts, limit: number): Promise<string> {
+    const values = q.values.slice(0, q.whereValueCount);
+    const rows = await this.db.query<{ json: string }>(
+      `select coalesce(json_agg(xid order by xid), '[]')::text as "json" from (
+         select t.xid from json_store t where ${q.where} order by t.xid limit $${values.length + 1}
+       ) found`,
+      [...values, limit],
+    );
+    return rows[0]!.json;
   }
 
   async deleteItem(id: number): Promise<JsonStoreItem | undefined> {
