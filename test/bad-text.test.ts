@@ -183,7 +183,28 @@ const VALID_BODIES: Record<string, BodyCase> = {
   [`put ${API}/json-data/{xid}/{path}`]: { path: `${API}/json-data/sweep-jd/obj`, body: { inner: 'text' }, document: true },
   [`post ${API}/data-point-tags/point/{xid}`]: { path: `${API}/data-point-tags/point/sweep-dp`, body: { site: 'north', line: 'L1' } },
   [`put ${API}/data-point-tags/point/{xid}`]: { path: `${API}/data-point-tags/point/sweep-dp`, body: { site: 'south', region: 'r' } },
+  [`patch ${API}/users/{username}`]: { path: `${API}/users/sweep-user`, body: { name: 'Patched', locale: 'fr' } },
+  [`patch ${API}/data-sources/{xid}`]: { path: `${API}/data-sources/sweep-ds`, body: { name: 'Patched source', editPermission: ['operators'] } },
+  [`patch ${API}/data-points/{xid}`]: { path: `${API}/data-points/sweep-dp`, body: { name: 'Patched point', tags: { site: 'east' } } },
+  [`put ${API}/data-points/enable-disable/{xid}`]: { path: `${API}/data-points/enable-disable/sweep-dp`, body: { enabled: true } },
+  ...mangoQueryBodies(),
 };
+
+/** Mango's POST point-value queries: one valid body each. */
+function mangoQueryBodies(): Record<string, BodyCase> {
+  const body = { xids: ['sweep-dp', 'sweep-num'], from: '2024-01-01T00:00:00.000Z', to: '2024-01-02T00:00:00.000Z', timezone: 'Europe/Berlin', dateTimeFormat: 'ISO', fields: ['TIMESTAMP', 'VALUE'] };
+  const latest = { xids: ['sweep-dp'], limit: 2, timezone: 'UTC' };
+  const routes: Record<string, BodyCase> = {};
+  for (const shape of ['multiple-arrays', 'single-array']) {
+    routes[`post ${API}/point-values/${shape}/latest`] = { path: `${API}/point-values/${shape}/latest`, body: latest };
+    routes[`post ${API}/point-values/${shape}/time-period`] = { path: `${API}/point-values/${shape}/time-period`, body };
+    routes[`post ${API}/point-values/${shape}/time-period/{rollup}`] = {
+      path: `${API}/point-values/${shape}/time-period/FIRST`,
+      body: { ...body, timePeriod: { periods: 1, type: 'HOURS' } },
+    };
+  }
+  return routes;
+}
 
 /** Valid values for the path parameters the sweep does not spoil. */
 function pathValue(route: RouteDoc, param: string): string {
