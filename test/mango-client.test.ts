@@ -251,6 +251,13 @@ if (!MangoClientCtor) {
       assert.deepEqual(body.jsonData ?? body, doc);
     });
 
+    it("purges a point's values in a range", async () => {
+      const deleted = await client.pointValues.purge({ xid: second.xid, from: new Date(t0), to: new Date(t0 + 3 * MINUTE) });
+      assert.deepEqual(deleted, { deleted: 3 });
+      const left = (await client.pointValues.forTimePeriod({ xid: second.xid, from: new Date(t0), to: new Date(t0 + 6 * MINUTE) })) as Body[];
+      assert.equal(left.length, 3);
+    });
+
     it('logs out: the session is over', async () => {
       await client.User.logout();
       await assert.rejects(client.User.current(), (err: { status?: number }) => err.status === 401);

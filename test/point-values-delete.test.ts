@@ -57,7 +57,22 @@ for (const engine of metadataEngines()) {
         assertBadParam(await admin.delete(`${PV}/${xid}?from=${T0 + 1}&to=${T0}`), 'from');
         assertBadParam(await admin.delete(`${PV}/${xid}?from=soon&to=${T0}`), 'from');
         assertBadParam(await admin.delete(`${PV}/${xid}?from=${T0}&to=${T0 + 1}&bogus=1`), 'bogus');
+        assertBadParam(await admin.delete(`${PV}/${xid}?from=${T0}&to=${T0 + 1}&timezone=Mars/Olympus_Mons`), 'timezone');
         assert.deepEqual(await latest(xid), [{ timestamp: T0, value: 1 }]);
+      });
+
+      it("takes node-mango-client's purge: ISO instants and a timezone, empty or a zone", async () => {
+        const xid = await createPoint('NUMERIC');
+        await seed(xid, [
+          [T0, 1],
+          [T0 + 1000, 2],
+        ]);
+        const iso = (ms: number) => new Date(ms).toISOString();
+        let res = await admin.delete<{ deleted: number }>(`${PV}/${xid}?from=${iso(T0)}&to=${iso(T0 + 1000)}&timezone=`);
+        assert.deepEqual(res.body, { deleted: 1 }, res.text);
+        res = await admin.delete<{ deleted: number }>(`${PV}/${xid}?from=${iso(T0)}&to=${iso(T0 + 2000)}&timezone=Europe%2FBerlin`);
+        assert.deepEqual(res.body, { deleted: 1 }, res.text);
+        assert.deepEqual(await latest(xid), []);
       });
 
       it('needs edit permission: 403 for a user who may only read and set; allowed with the edit permission', async () => {

@@ -90,8 +90,9 @@ function readQuery(ctx: AppContext, pathRollup?: string): ReadQuery {
   const typeText = single(ctx, 'timePeriodType');
   if (typeText !== undefined && !(PERIOD_TYPES as readonly string[]).includes(typeText)) throw badParam('timePeriodType', `must be one of ${PERIOD_TYPES.join(', ')}`);
   const periodsText = single(ctx, 'timePeriods');
-  const zone = single(ctx, 'timezone') ?? 'UTC';
-  if (zone === '' || !isTimeZone(zone)) throw badParam('timezone', 'must be an IANA time zone such as Europe/Berlin');
+  // Empty is not given: Mango clients send `timezone=` when they have none.
+  const zone = single(ctx, 'timezone') || 'UTC';
+  if (!isTimeZone(zone)) throw badParam('timezone', 'must be an IANA time zone such as Europe/Berlin');
   const truncateText = single(ctx, 'truncate');
   if (truncateText !== undefined && truncateText !== 'true' && truncateText !== 'false') throw badParam('truncate', 'must be true or false');
   const q: ReadQuery = {
@@ -367,7 +368,8 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
   });
 
   router.delete('/:xid', async (ctx) => {
-    for (const key of Object.keys(ctx.query)) if (key !== 'from' && key !== 'to') throw badParam(key, 'unknown parameter');
+    // timezone: node-mango-client's purge sends it; from and to carry their offsets, so it only has to be a zone.
+    for (const key of Object.keys(ctx.query)) if (!['from', 'to', 'timezone'].includes(key)) throw badParam(key, 'unknown parameter');
     for (const name of ['from', 'to']) if (single(ctx, name) === undefined) throw badParam(name, 'is required to delete');
     const q = readQuery(ctx);
     ctx.body = { deleted: await values.delete(caller(ctx).user, ctx.params.xid!, q.from, q.to) };
