@@ -68,7 +68,7 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
     loginRouter({ auth: s.auth, sessions: s.sessions, users: s.users, validator: s.validator, session: config.session }),
     usersRouter(s.users),
     authTokensRouter({ auth: s.auth, rateLimiter: s.rateLimiter, tokens: s.tokens, users: s.users, validator: s.validator, jwt: config.jwt }),
-    dataSourcesRouter(s.dataSources),
+    dataSourcesRouter(s.dataSources, s.configuration),
     dataPointsRouter(s.dataPoints, s.pointValues.reliability),
     dataPointTagsRouter(s.dataPointTags),
     eventDetectorsRouter(s.eventDetectors),

@@ -251,6 +251,14 @@ if (!MangoClientCtor) {
       assert.deepEqual(body.jsonData ?? body, doc);
     });
 
+    it('copies the data source', async () => {
+      const copy = await (client.DataSource as MangoClass & { copy(xid: string, copyXid: string, copyName: string): Promise<MangoObject> }).copy(source.xid, 'client-copy', 'Copied by the client');
+      assert.equal(copy.xid, 'client-copy');
+      assert.equal(copy.name, 'Copied by the client');
+      assert.equal(copy.enabled, false);
+      assert.equal(copy.modelType, 'VIRTUAL');
+    });
+
     it("purges a point's values in a range", async () => {
       const deleted = await client.pointValues.purge({ xid: second.xid, from: new Date(t0), to: new Date(t0 + 3 * MINUTE) });
       assert.deepEqual(deleted, { deleted: 3 });

@@ -8,6 +8,7 @@ import { dataPointView, type DataPointService } from '../services/data-points.js
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { PointReliability } from '../values/live/reliability.js';
 import { addCrudRoutes } from './crud.js';
+import { queryFlag } from './query-params.js';
 
 export function dataPointsRouter(dataPoints: DataPointService, reliability: Pick<PointReliability, 'get'>): Router<AppState> {
   const router = new Router<AppState>({ prefix: '/data-points' });
@@ -36,12 +37,4 @@ async function enableDisableInput(ctx: AppContext): Promise<unknown> {
     input[name] = value;
   }
   return input;
-}
-
-function queryFlag(ctx: AppContext, name: string): boolean | undefined {
-  const text = ctx.query[name];
-  if (Array.isArray(text)) throw DomainError.badRequest(`Invalid query parameter ${name}: given more than once`);
-  if (text === undefined || text === '') return undefined;
-  if (text === 'true' || text === 'false') return text === 'true';
-  throw DomainError.badRequest(`Invalid query parameter ${name}: must be true or false`);
 }

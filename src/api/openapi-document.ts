@@ -48,6 +48,11 @@ const PARAMETERS: Record<ParamName, JsonObject> = {
   deleteFrom: { name: 'from', in: 'query', required: true, schema: { type: 'string' }, description: `Start, inclusive: ${INSTANT}` },
   deleteTo: { name: 'to', in: 'query', required: true, schema: { type: 'string' }, description: `End, exclusive: ${INSTANT}` },
   enabled: { name: 'enabled', in: 'query', schema: { type: 'boolean' }, description: 'true enables, false disables (or the body\'s enabled)' },
+  copyXid: { name: 'copyXid', in: 'query', schema: { type: 'string' }, description: "The copy's XID (default: generated)" },
+  copyName: { name: 'copyName', in: 'query', schema: { type: 'string' }, description: "The copy's name (default: the source's name and \" Copy\")" },
+  copyDeviceName: { name: 'copyDeviceName', in: 'query', schema: { type: 'string' }, description: 'Device name of the copied points (default: each keeps its own)' },
+  copyEnabled: { name: 'enabled', in: 'query', schema: { type: 'boolean', default: false }, description: 'Whether the copy runs' },
+  copyPoints: { name: 'copyPoints', in: 'query', schema: { type: 'boolean', default: false }, description: "Copy the source's points too" },
   restart: { name: 'restart', in: 'query', schema: { type: 'boolean', default: false }, description: 'With enabled=true: start the point again even when it runs. Empty means false.' },
   include: { name: 'include', in: 'query', schema: { type: 'string' }, description: 'Comma-separated kinds to export: dataSources, dataPoints, eventDetectors, users, jsonStore. Default: all.', example: 'dataSources,dataPoints' },
 };

@@ -41,7 +41,12 @@ export type ParamName =
   | 'deleteTo'
   | 'include'
   | 'enabled'
-  | 'restart';
+  | 'restart'
+  | 'copyXid'
+  | 'copyName'
+  | 'copyDeviceName'
+  | 'copyEnabled'
+  | 'copyPoints';
 
 /** Media type → schema of a response body. */
 export type Content = Record<string, JsonObject>;
@@ -289,6 +294,19 @@ export const ROUTES: readonly RouteDoc[] = [
 
   // Data sources
   { method: 'get', path: `${API}/data-sources/by-xid/{xid}`, tag: 'Data sources', summary: 'Get a data source by XID', access: 'user', params: ['xid'], success: [ok('The data source', json(ref('data-source-view')))], errors: [403, 404] },
+  {
+    method: 'put',
+    path: `${API}/data-sources/copy/{xid}`,
+    tag: 'Data sources',
+    summary: 'Copy a data source, and its points when asked (Mango)',
+    description:
+      'node-mango-client\'s DataSource.copy. Superadmin. The copy has the source\'s settings (its secrets too), a new XID (copyXid, or generated: 409 when in use) and name (copyName, or "<name> Copy"); ' +
+      'with copyPoints=true each point is copied with a new XID (and copyDeviceName when given). Written in one transaction, as an import; the copy starts once, after it. Empty or "null" parameters are not given.',
+    access: 'user',
+    params: ['xid', 'copyXid', 'copyName', 'copyDeviceName', 'copyEnabled', 'copyPoints'],
+    success: [{ ...ok('The copy', json(ref('data-source-view'))), headers: { Location: 'The copy' } }],
+    errors: [403, 404, 409, 422],
+  },
   { method: 'put', path: `${API}/data-sources/enable-disable/{xid}`, tag: 'Data sources', summary: 'Enable or disable a data source', access: 'user', params: ['xid'], body: { schema: 'enable-disable', required: true }, success: [ok('The data source', json(ref('data-source-view')))], errors: [403, 404] },
   ...crud('Data sources', 'data-sources', 'data source', 'data-source', 'data-source-view', 'id, xid, name, enabled, modelType, state, runningOn', true),
   {

@@ -25,7 +25,7 @@ import { dataSourceView, DataSourceService } from './data-sources.js';
 import { eventDetectorView, EventDetectorService, type SavedDetector } from './event-detectors.js';
 import { importInChunks } from './import-chunks.js';
 import { JsonStoreService, jsonStoreItemJson } from './json-store.js';
-import type { ListResult } from './resources.js';
+import { generateXid, type ListResult } from './resources.js';
 import { verifyPassword } from './passwords.js';
 import { assertSuperadmin } from './permissions.js';
 import { userView, UserService, type Actor } from './users.js';
@@ -86,6 +86,15 @@ export interface ConfigurationServices {
   detectors: EventDetectorService;
   users: UserService;
   jsonStore: JsonStoreService;
+}
+
+/** What a data source copy takes (Mango's copyXid, copyName, copyDeviceName, enabled, copyPoints). */
+export interface SourceCopyOptions {
+  xid?: string;
+  name?: string;
+  deviceName?: string;
+  enabled: boolean;
+  points: boolean;
 }
 
 /** The services of one import, writing through its transaction. */
@@ -161,6 +170,31 @@ export class ConfigurationService {
     }
     await this.announce(changes);
     return counts;
+  }
+
+  /**
+   * Mango's data source copy: the source (its settings and secrets too) under a new XID and name, with
+   * its points when asked (new XIDs, the same settings, a new device name when given). Written as an
+   * import of those items: one transaction, and the copy starts once after the commit.
+   */
+  async copySource(user: Actor, xid: string, options: SourceCopyOptions): Promise<DataSourceRecord> {
+    assertSuperadmin(user);
+    const source = await this.s.sources.findByXid(xid);
+    if (!source) throw DomainError.notFound();
+    const copyXid = options.xid ?? generateXid('DS');
+    if (await this.s.sources.findByXid(copyXid)) throw DomainError.conflict();
+    const item = { ...omit('dataSources', dataSourceView(source)), ...source.settings, xid: copyXid, name: options.name ?? `${source.name} Copy`, enabled: options.enabled };
+    const points = options.points ? await this.s.points.forSource(source.id) : [];
+    const pointItems = points.map((p) => ({
+      ...omit('dataPoints', dataPointView(p)),
+      xid: generateXid('DP'),
+      dataSourceXid: copyXid,
+      ...(options.deviceName === undefined ? {} : { deviceName: options.deviceName }),
+    }));
+    await this.import(user, { dataSources: [item], dataPoints: pointItems });
+    const copy = await this.s.sources.findByXid(copyXid);
+    if (!copy) throw DomainError.notFound();
+    return copy;
   }
 
   private bind(db: Queryable): Bound {
