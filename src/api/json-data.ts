@@ -3,13 +3,13 @@
 // into the document (services/json-data.ts). Answers are Mango's JsonDataModel: the item as
 // /json-store shows it, jsonData being what the request read or wrote.
 import Router from '@koa/router';
-import { DomainError } from '../core/errors.js';
 import { API_PREFIX, caller } from '../http/auth.js';
 import { readJsonText } from '../http/body.js';
 import type { AppContext, AppState } from '../http/state.js';
 import type { JsonDataService } from '../services/json-data.js';
 import { JSON_STORE_BODY_LIMIT, jsonStoreItemJson, type JsonStoreFields } from '../services/json-store.js';
 import type { JsonStoreItem } from '../store/metadata/json-store.js';
+import { singleQuery } from './query-params.js';
 
 const PATH = `${API_PREFIX}/json-data`;
 
@@ -32,11 +32,6 @@ function rawPath(ctx: AppContext): string {
   return ctx.path.slice(ctx.path.lastIndexOf('/') + 1);
 }
 
-function single(ctx: AppContext, name: string): string | undefined {
-  const value = ctx.query[name];
-  if (Array.isArray(value)) throw DomainError.badRequest(`Query parameter ${name} is given more than once`);
-  return value;
-}
 
 /** Roles as Mango's query gives them: comma-separated, repeated, or empty (no role: superadmin only). */
 function roles(ctx: AppContext, name: string): string[] | undefined {
@@ -51,7 +46,7 @@ function roles(ctx: AppContext, name: string): string[] | undefined {
 /** The item's fields from the query; those left out are kept (a new item needs a name). */
 function fields(ctx: AppContext): JsonStoreFields {
   const out: JsonStoreFields = {};
-  const name = single(ctx, 'name');
+  const name = singleQuery(ctx, 'name');
   if (name !== undefined) out.name = name;
   const read = roles(ctx, 'readPermission');
   if (read !== undefined) out.readPermission = read;

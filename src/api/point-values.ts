@@ -42,6 +42,7 @@ import {
   type ReadQuery,
 } from './point-value-reads.js';
 import { mangoPointValueRoutes } from './point-values-mango.js';
+import { singleQuery } from './query-params.js';
 
 const BULK_LIMIT = 16 * MiB;
 
@@ -51,11 +52,6 @@ function badParam(name: string, message: string): DomainError {
   return DomainError.badRequest(`Invalid query parameter ${name}: ${message}`);
 }
 
-function single(ctx: AppContext, name: string): string | undefined {
-  const v = ctx.query[name];
-  if (Array.isArray(v)) throw badParam(name, 'given more than once');
-  return v;
-}
 
 function positiveInteger(name: string, text: string, max: number): number {
   if (!/^\d{1,15}$/.test(text) || Number(text) < 1 || Number(text) > max) throw badParam(name, `must be an integer between 1 and ${max}`);
@@ -70,12 +66,12 @@ function readQuery(ctx: AppContext, pathRollup?: string): ReadQuery {
     if (fn) limit = positiveInteger('limit', fn[1]!, Number.MAX_SAFE_INTEGER);
     else if (!READ_PARAMS.has(key)) throw badParam(key, 'unknown parameter');
   }
-  const limitText = single(ctx, 'limit');
+  const limitText = singleQuery(ctx, 'limit');
   if (limitText !== undefined) limit = positiveInteger('limit', limitText, Number.MAX_SAFE_INTEGER);
 
   const now = Date.now();
   const instant = (name: string, fallback: number) => {
-    const text = single(ctx, name);
+    const text = singleQuery(ctx, name);
     if (text === undefined || text === '') return fallback;
     const ms = parseInstant(text);
     if (ms === undefined) throw badParam(name, 'must be an ISO 8601 date with offset (2024-01-01T00:00:00.000Z) or epoch milliseconds');
@@ -85,15 +81,15 @@ function readQuery(ctx: AppContext, pathRollup?: string): ReadQuery {
   const from = instant('from', to - DAY_MS);
   if (from > to) throw badParam('from', 'must not be after to');
 
-  const rollupText = pathRollup ?? single(ctx, 'rollup');
+  const rollupText = pathRollup ?? singleQuery(ctx, 'rollup');
   if (rollupText !== undefined && !(ROLLUPS as readonly string[]).includes(rollupText)) throw badParam('rollup', `must be one of ${ROLLUPS.join(', ')}`);
-  const typeText = single(ctx, 'timePeriodType');
+  const typeText = singleQuery(ctx, 'timePeriodType');
   if (typeText !== undefined && !(PERIOD_TYPES as readonly string[]).includes(typeText)) throw badParam('timePeriodType', `must be one of ${PERIOD_TYPES.join(', ')}`);
-  const periodsText = single(ctx, 'timePeriods');
+  const periodsText = singleQuery(ctx, 'timePeriods');
   // Empty is not given: Mango clients send `timezone=` when they have none.
-  const zone = single(ctx, 'timezone') || 'UTC';
+  const zone = singleQuery(ctx, 'timezone') || 'UTC';
   if (!isTimeZone(zone)) throw badParam('timezone', 'must be an IANA time zone such as Europe/Berlin');
-  const truncateText = single(ctx, 'truncate');
+  const truncateText = singleQuery(ctx, 'truncate');
   if (truncateText !== undefined && truncateText !== 'true' && truncateText !== 'false') throw badParam('truncate', 'must be true or false');
   const q: ReadQuery = {
     from,
@@ -293,7 +289,7 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
 
   const latest = async (ctx: AppContext, xid: string) => {
     for (const key of Object.keys(ctx.query)) if (key !== 'limit') throw badParam(key, 'unknown parameter');
-    const limitText = single(ctx, 'limit');
+    const limitText = singleQuery(ctx, 'limit');
     const limit = limitText === undefined ? 1 : positiveInteger('limit', limitText, MAX_LATEST_LIMIT);
     const point = await values.readablePoint(caller(ctx).user, xid);
     const newest = await values.latest(point, limit);
@@ -370,7 +366,7 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
   router.delete('/:xid', async (ctx) => {
     // timezone: node-mango-client's purge sends it; from and to carry their offsets, so it only has to be a zone.
     for (const key of Object.keys(ctx.query)) if (!['from', 'to', 'timezone'].includes(key)) throw badParam(key, 'unknown parameter');
-    for (const name of ['from', 'to']) if (single(ctx, name) === undefined) throw badParam(name, 'is required to delete');
+    for (const name of ['from', 'to']) if (singleQuery(ctx, name) === undefined) throw badParam(name, 'is required to delete');
     const q = readQuery(ctx);
     ctx.body = { deleted: await values.delete(caller(ctx).user, ctx.params.xid!, q.from, q.to) };
   });

@@ -1,12 +1,17 @@
-// Single query parameters as Mango clients send them: node-mango-client writes a parameter it has no
-// value for as `name=` (empty), which means "not given".
+// Single query parameters: one value each (a repeated one is a 400). Mango clients write a parameter
+// they have no value for as `name=` (empty): the flag and text readers take that as "not given".
 import { DomainError } from '../core/errors.js';
 import type { AppContext } from '../http/state.js';
 
-function single(ctx: AppContext, name: string): string | undefined {
+/** The parameter as given (empty included); undefined when absent. */
+export function singleQuery(ctx: AppContext, name: string): string | undefined {
   const text = ctx.query[name];
   if (Array.isArray(text)) throw DomainError.badRequest(`Invalid query parameter ${name}: given more than once`);
-  return text === '' ? undefined : text;
+  return text;
+}
+
+function single(ctx: AppContext, name: string): string | undefined {
+  return singleQuery(ctx, name) || undefined;
 }
 
 /** `true` or `false`; undefined when absent or empty. */

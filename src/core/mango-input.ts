@@ -4,6 +4,9 @@
 // a new object (or the body itself when there is nothing to translate) and never judges a value:
 // what it leaves is validated exactly as a body in our own form would be.
 import { DomainError, validationMessage } from './errors.js';
+import { periodMs } from './time.js';
+
+const HOUR_MS = 3_600_000;
 
 type Body = Record<string, unknown>;
 
@@ -35,25 +38,6 @@ export function rolesInput(value: unknown, property: string): unknown {
   });
 }
 
-/** Mango's period types → milliseconds (months and years as 30 and 365 days, for durations). */
-const PERIOD_MS: Record<string, number> = {
-  MILLISECONDS: 1,
-  SECONDS: 1_000,
-  MINUTES: 60_000,
-  HOURS: 3_600_000,
-  DAYS: 86_400_000,
-  WEEKS: 7 * 86_400_000,
-  MONTHS: 30 * 86_400_000,
-  YEARS: 365 * 86_400_000,
-};
-
-/** `{periods, type}` in milliseconds, or undefined when it is not one (left for validation to name). */
-export function periodMs(period: unknown): number | undefined {
-  if (!isObject(period)) return undefined;
-  const unit = typeof period.type === 'string' ? PERIOD_MS[period.type.toUpperCase()] : undefined;
-  return unit !== undefined && typeof period.periods === 'number' ? period.periods * unit : undefined;
-}
-
 /**
  * A data source: Mango's `pollPeriod {periods, type}` is our update period (DAYS and longer as
  * hours, the longest unit the runtime takes); the Modbus `timeout` is `timeoutMs`.
@@ -65,7 +49,7 @@ export function dataSourceFromMango(body: unknown): unknown {
   if (isObject(poll) && out.updatePeriods === undefined && out.updatePeriodType === undefined) {
     const type = typeof poll.type === 'string' ? poll.type.toUpperCase() : poll.type;
     const hours = typeof type === 'string' && ['DAYS', 'WEEKS'].includes(type) && typeof poll.periods === 'number';
-    out.updatePeriods = hours ? (poll.periods as number) * (PERIOD_MS[type]! / PERIOD_MS.HOURS!) : poll.periods;
+    out.updatePeriods = hours ? periodMs(poll)! / HOUR_MS : poll.periods;
     out.updatePeriodType = hours ? 'HOURS' : type;
   }
   if (out.timeoutMs === undefined && typeof body.timeout === 'number') out.timeoutMs = body.timeout;

@@ -17,13 +17,14 @@
 // every few seconds takes over the sources whose holder is gone, and stop() hands them back. The
 // holder writes its name into the source (runningOn) when it takes the lease and clears it when it
 // hands the source over; each sweep also corrects what it says about the sources of this instance.
+import { updatePeriodMs } from '../core/time.js';
 import type { Logger } from 'pino';
 import { forEachLimited } from '../core/limited.js';
 import { KeyedFifoLock } from '../core/fifo-lock.js';
 import { DeviceWriteError, type DeviceValue } from '../services/point-values.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { DataSourceRecord, DataSourceState, DataSourceType } from '../store/metadata/data-sources.js';
-import { periodMs, type DriverContext, type DriverFactory, type ProducedValue, type SourceDriver } from './driver.js';
+import { type DriverContext, type DriverFactory, type ProducedValue, type SourceDriver } from './driver.js';
 import { PointWarnings, type WarningStore } from './point-warnings.js';
 
 /** Sources started or stopped at once (each costs store round trips; drivers do not wait for devices). */
@@ -360,7 +361,7 @@ export class DataSourceRuntime {
       source: r.source,
       points,
       unread,
-      periodMs: periodMs(r.source),
+      periodMs: updatePeriodMs(r.source),
       signal: r.controller.signal,
       lastValue: (point) => o.values.lastValue(point),
       async accept(values) {

@@ -71,11 +71,6 @@ export interface SourceDriver {
 
 export type DriverFactory = (ctx: DriverContext) => SourceDriver;
 
-/** Milliseconds of one update period. */
-export function periodMs(source: Pick<DataSourceRecord, 'updatePeriods' | 'updatePeriodType'>): number {
-  const unit = { MILLISECONDS: 1, SECONDS: 1_000, MINUTES: 60_000, HOURS: 3_600_000 }[source.updatePeriodType] ?? 1_000;
-  return source.updatePeriods * unit;
-}
 
 /**
  * The longest pause between reconnection attempts. Short on purpose: once the device is back, the

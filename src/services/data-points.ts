@@ -1,5 +1,6 @@
 // Data points: the point locator checked against its source's type, permissions, and CRUD rules.
-import { periodMs, virtualLocatorFromMango } from '../core/mango-input.js';
+import { virtualLocatorFromMango } from '../core/mango-input.js';
+import { updatePeriodMs } from '../core/time.js';
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
 import { TimeSlice, yieldToEventLoop } from '../core/time-slice.js';
 import { READ_PAGE } from '../store/metadata/crud.js';
@@ -469,7 +470,7 @@ export class DataPointService {
     existingLogging: LoggingProperties,
   ): { locator: Record<string, unknown>; loggingProperties: LoggingProperties } {
     // Mango's change types and fields, read into ours (the period of its sine is counted in polls).
-    const loc = ds.modelType === 'VIRTUAL' ? (virtualLocatorFromMango(input.pointLocator, periodMs({ periods: ds.updatePeriods, type: ds.updatePeriodType }) ?? 1_000) as typeof input.pointLocator) : input.pointLocator;
+    const loc = ds.modelType === 'VIRTUAL' ? (virtualLocatorFromMango(input.pointLocator, updatePeriodMs(ds)) as typeof input.pointLocator) : input.pointLocator;
     this.validator.validate(LOCATOR_SCHEMA[ds.modelType], loc, 'pointLocator');
     const problems: ValidationMessage[] = [];
     const locator =

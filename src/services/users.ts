@@ -366,13 +366,14 @@ async function isStoredPassword(user: UserRecord, password: string): Promise<boo
 }
 
 /**
- * An update's body with a blank password ("" or null) left out: kept, as Mango keeps it. Mango's user
- * answers carry `"password": ""`, which its clients send back.
+ * An update's body with an empty password left out: kept, as Mango keeps it. Mango's user answers
+ * carry `"password": ""`, which its clients send back (a null one is "not given" already: the
+ * validator's lenient read).
  */
 function withoutBlankPassword(body: unknown): unknown {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return body;
   const { password, ...rest } = body as Record<string, unknown>;
-  return password === '' || password === null ? rest : body;
+  return password === '' ? rest : body;
 }
 
 function sameRoles(a: readonly string[], b: readonly string[]): boolean {
