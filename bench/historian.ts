@@ -23,7 +23,9 @@
 // - cold (issue 14): after a restart of the service, every point read once, in a shuffled order, three
 //   ways, each after a restart of its own: the hourly AVERAGE over the year (target p50 ≤ 3× the warm
 //   p50), the raw values of one day (1,440; target p50 ≤ 3 ms) and 30 days of raw values as CSV (43,200;
-//   target ≥ 1,000,000 values/s streamed). p50 and p99 over the points.
+//   target ≥ 1,000,000 values/s streamed). p50 and p99 over the points. The hourly AVERAGE again as
+//   Arrow (Accept: application/vnd.apache.arrow.stream): cold p50 (target ≤ 3× its warm p50) and warm
+//   sequential p50 against the PostgreSQL query (target ≥ 100×, issue 27).
 // - analytics (issue 14): 4 concurrent clients for 60 s, each request a random point and a random window
 //   of 1 to 30 days in the year, half hourly AVERAGE rollups, half raw values (JSON): requests/s, p50
 //   and p99. Baseline: the same sequence of queries on the PostgreSQL row table, 4 in flight.
@@ -38,17 +40,20 @@
 //   BENCH_HISTORIAN_POINTS=10 BENCH_HISTORIAN_DAYS=30 npm run bench -- historian   (a quick run)
 //   QUESTDB_ILP=http::addr=127.0.0.1:9000 QUESTDB_PG=postgres://admin:quest@127.0.0.1:8812/qdb npm run bench -- historian
 //   VALUE_STORE=postgres npm run bench -- historian
+//   BENCH_HISTORIAN_ONLY=ingest npm run bench -- historian       (the ingest and its COPY baseline only)
 import { randomBytes } from 'node:crypto';
-import { once } from 'node:events';
+import { CopyIn } from './lib/copy-in.js';
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { tableFromIPC } from 'apache-arrow';
 import { createToken, login } from './lib/api.js';
 import type { Benchmark } from './lib/benchmark.js';
 import { progress } from './lib/benchmark.js';
 import { load, loadSeconds, type LoadResult } from './lib/load.js';
+import { ilpBaseline, type IlpBaselineResult } from './lib/questdb-ilp-baseline.js';
 import { figure, printJsonLines, printTable, type Figure } from './lib/report.js';
 import { buildIfNeeded, startSeededService, type BenchService, type SeededService } from './lib/server.js';
 import { msSince, sleep } from './lib/stats.js';
@@ -63,6 +68,9 @@ function envInt(name: string, fallback: number, min: number, max: number): numbe
 
 const POINTS = envInt('BENCH_HISTORIAN_POINTS', 100, 2, 10_000);
 const DAYS = envInt('BENCH_HISTORIAN_DAYS', 365, 1, 365);
+/** `ingest`: stop after the ingest (and its baselines), for profiling and before/after comparisons of the write path. */
+const ONLY = process.env.BENCH_HISTORIAN_ONLY || undefined;
+if (ONLY !== undefined && ONLY !== 'ingest') throw new Error('BENCH_HISTORIAN_ONLY must be ingest');
 const CLIENTS = 2;
 const BATCH = 10_000;
 const MINUTE_MS = 60_000;
@@ -206,6 +214,7 @@ class BodyEncoder {
 interface HttpResult {
   status: number;
   text: string;
+  body: Buffer;
 }
 
 const agent = new Agent({ keepAlive: true, maxSockets: 16 });
@@ -215,7 +224,10 @@ function http(url: string, method: 'GET' | 'POST', headers: Record<string, strin
     const req = request(url, { method, agent, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => {
+        const body = Buffer.concat(chunks);
+        resolve({ status: res.statusCode ?? 0, text: body.toString('utf8'), body });
+      });
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -407,54 +419,6 @@ async function ingest(service: BenchService, token: string, queues: Job[][], lab
 
 // ---- PostgreSQL: COPY into a row table, and the hourly averages in one statement ----
 
-/** COPY … FROM STDIN through pg's extension point for custom queries (pg ships no COPY helper). */
-class CopyIn implements pg.Submittable {
-  private settle!: { resolve: (rows: number) => void; reject: (err: unknown) => void };
-  readonly done = new Promise<number>((resolve, reject) => (this.settle = { resolve, reject }));
-  private rows = 0;
-  private failed = false;
-
-  constructor(
-    private readonly sql: string,
-    private readonly chunks: () => Iterable<Buffer>,
-  ) {}
-
-  submit(connection: pg.Connection): void {
-    (connection as unknown as { query(text: string): void }).query(this.sql);
-  }
-
-  handleCopyInResponse(connection: pg.Connection): void {
-    const conn = connection as unknown as { sendCopyFromChunk(b: Buffer): void; endCopyFrom(): void; stream: NodeJS.WritableStream & { writableNeedDrain: boolean } };
-    void (async () => {
-      for (const chunk of this.chunks()) {
-        if (this.failed) return;
-        conn.sendCopyFromChunk(chunk);
-        if (conn.stream.writableNeedDrain) await once(conn.stream, 'drain');
-      }
-      conn.endCopyFrom();
-    })().catch((err: unknown) => this.handleError(err));
-  }
-
-  handleCommandComplete(msg: { text?: string }): void {
-    this.rows = Number(/^COPY (\d+)/.exec(msg.text ?? '')?.[1] ?? 0);
-  }
-
-  handleReadyForQuery(): void {
-    if (!this.failed) this.settle.resolve(this.rows);
-  }
-
-  handleError(err: unknown): void {
-    this.failed = true;
-    this.settle.reject(err);
-  }
-
-  handleRowDescription(): void {}
-  handleDataRow(): void {}
-  handleEmptyQuery(): void {}
-  handlePortalSuspended(): void {}
-  handleCopyData(): void {}
-}
-
 /**
  * Time-weighted average per hour of [from, to): each row's value holds from its ts (or from `from`,
  * for the value in force there) until the next row's ts (or endOfData), and every such segment is cut
@@ -624,6 +588,15 @@ async function setUpPostgres(): Promise<Postgres> {
 
 // ---- points, cold reads, QuestDB's own SAMPLE BY ----
 
+const ARROW = 'application/vnd.apache.arrow.stream';
+
+/** How a read asks for its answer (JSON by default) and how many values it must hold. */
+interface ReadForm {
+  csv?: boolean;
+  arrow?: boolean;
+  expectValues?: number;
+}
+
 /** Creates the bench's source and points; returns each point's id (its series in the value store). */
 async function createPoints(service: BenchService, token: string): Promise<Map<string, number>> {
   await api(service, token, 'POST', '/rest/latest/data-sources', { xid: 'hist-ds', name: 'Historian bench', modelType: 'VIRTUAL' });
@@ -641,19 +614,22 @@ async function createPoints(service: BenchService, token: string): Promise<Map<s
 }
 
 /**
- * Each path read once, in turn: the latency of a first read. `csv` asks for text/csv; `expectValues`
- * checks how many values (JSON array elements, CSV rows) each answer holds.
+ * Each path read once, in turn: the latency of a first read. `csv` asks for text/csv, `arrow` for an
+ * Arrow IPC stream; `expectValues` checks how many values (JSON array elements, CSV rows, Arrow rows)
+ * each answer holds.
  */
-async function firstReads(service: BenchService, token: string, paths: readonly string[], options: { csv?: boolean; expectValues?: number } = {}): Promise<Latency> {
+async function firstReads(service: BenchService, token: string, paths: readonly string[], options: ReadForm = {}): Promise<Latency> {
   const times: number[] = [];
-  const headers: Record<string, string> = { authorization: `Bearer ${token}`, ...(options.csv ? { accept: 'text/csv' } : {}) };
+  const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+  if (options.csv) headers.accept = 'text/csv';
+  else if (options.arrow) headers.accept = ARROW;
   for (const path of paths) {
     const t = process.hrtime.bigint();
     const res = await http(service.url + path, 'GET', headers);
     times.push(msSince(t));
     if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text.slice(0, 300)}`);
     if (options.expectValues !== undefined) {
-      const n = options.csv ? res.text.split('\r\n').filter(Boolean).length - 1 : (JSON.parse(res.text) as unknown[]).length;
+      const n = options.csv ? res.text.split('\r\n').filter(Boolean).length - 1 : options.arrow ? tableFromIPC(res.body).numRows : (JSON.parse(res.text) as unknown[]).length;
       if (n !== options.expectValues) throw new Error(`GET ${path}: ${n} values, expected ${options.expectValues}`);
     }
   }
@@ -712,10 +688,28 @@ async function dropQuestDbTables(q: NonNullable<typeof QUESTDB>): Promise<void> 
   const client = new pg.Client({ connectionString: q.pg });
   await client.connect();
   try {
-    for (const suffix of ['', '_hourly', '_pending', '_owner']) await client.query(`DROP TABLE IF EXISTS ${q.table}${suffix}`);
+    for (const suffix of ['', '_hourly', '_pending', '_owner', '_bare']) await client.query(`DROP TABLE IF EXISTS ${q.table}${suffix}`);
   } finally {
     await client.end();
   }
+}
+
+/** The ingest's figures: values/s against PostgreSQL COPY, the service's RSS, the client's encoding. */
+function ingestFigures(ing: Ingested, copyRate: number, copyRows: number, idleRss: number, finalHwm: number): Figure[] {
+  const B = 'historian';
+  const span = `${POINTS} points × ${DAYS} d`;
+  return [
+      figure(B, `ingest: POST /point-values (${ENGINE})`, ing.rps, 'values/s', `PostgreSQL COPY into row table with PK (${fmtInt(copyRows)} rows)`, copyRate,
+        `${fmtInt(ing.values)} values (${span}), ${fmtInt(ing.batches)} batches of ${fmtInt(BATCH)}, ${CLIENTS} clients, ${ing.seconds.toFixed(1)} s; slowest 10 s ${fmtInt(ing.slowestWindow)}/s; ` +
+          `service CPU ${ing.serviceCpuSeconds.toFixed(0)} s (${((ing.serviceCpuSeconds / ing.seconds) * 100).toFixed(0)} % of one core); load average ${ing.load.toFixed(1)} at the end; ` +
+          `target ≥ ${fmtInt(TARGET.valuesPerSecond)}: ${met(ing.rps >= TARGET.valuesPerSecond)}`),
+      figure(B, 'ingest: service RSS, max', ing.rssMaxMiB, 'MiB', 'service RSS before the load', idleRss,
+        `${ing.rssSamples} samples every 100 ms; VmHWM ${ing.rssHwmMiB.toFixed(0)} MiB (${finalHwm.toFixed(0)} MiB by the end of the run, growth load included); ` +
+          `DUCKDB_MEMORY_LIMIT default (768MB); target ≤ ${TARGET.rssMiB} MiB: ${met(Math.max(ing.rssMaxMiB, ing.rssHwmMiB) <= TARGET.rssMiB)}`),
+      figure(B, 'ingest: client body encoding', ing.values / ing.encodeCpuSeconds, 'values/s', 'ingest values/s', ing.rps,
+        `per CPU second: ${ing.encodeCpuSeconds.toFixed(1)} s CPU (${ing.encodeSeconds.toFixed(1)} s wall) encoding ${(ing.encodeBytes / 2 ** 20).toFixed(0)} MiB, ` +
+          `${((ing.encodeCpuSeconds / ing.seconds) * 100).toFixed(0)} % of the load's wall time, overlapped with the service's work; bench process CPU ${ing.clientCpuSeconds.toFixed(1)} s in all`),
+  ];
 }
 
 // ---- the run ----
@@ -795,6 +789,24 @@ async function run(): Promise<Figure[]> {
       for (let p = c * perClient; p < Math.min(POINTS, (c + 1) * perClient); p++) jobs.push(...pointJobs(p, 0, MINUTES));
       return jobs;
     });
+    // On QuestDB: the same rows from a bare ILP client into a table of the service's shape, first (the
+    // baseline waits for QuestDB to apply its rows, so none of its work overlaps the service's load).
+    let bareIlp: IlpBaselineResult | undefined;
+    if (QUESTDB) {
+      const bareQueues = queues.map((jobs) =>
+        jobs.map((job) => ({
+          series: pointIds.get(xidOf(job.point))!,
+          firstMs: START + job.firstMinute * MINUTE_MS,
+          stepMs: MINUTE_MS,
+          values: Array.from({ length: job.n }, (_, k) => VALUE_BYTES[valueIndex(job.point, job.firstMinute + k)]!),
+        })),
+      );
+      bareIlp = await ilpBaseline(QUESTDB.ilp, QUESTDB.pg, `${QUESTDB.table}_bare`, bareQueues);
+      progress(
+        `bare ILP/HTTP into QuestDB (table of the service's raw shape, same values and clients): ${fmtInt(bareIlp.values)} values in ${bareIlp.seconds.toFixed(1)} s = ` +
+          `${fmtInt(bareIlp.rps)} values/s, ${(bareIlp.bytes / 2 ** 20).toFixed(0)} MiB of ILP; applied ${bareIlp.applySeconds.toFixed(1)} s after the last answer; load average ${loadavg()[0]!.toFixed(2)}`,
+      );
+    }
     const ing = await ingest(service, token, queues, 'ingest');
     progress(
       `ingest: ${fmtInt(ing.values)} values in ${ing.seconds.toFixed(1)} s = ${fmtInt(ing.rps)} values/s (slowest 10 s: ${fmtInt(ing.slowestWindow)}); ` +
@@ -817,6 +829,8 @@ async function run(): Promise<Figure[]> {
       }
     }
 
+    if (ONLY === 'ingest') return ingestFigures(ing, copyRate, pgdb.copyRows, idleRss, rssMiB(service.child.pid!, 'VmHWM'));
+
     // -- the SQL checked against the API --
     const sample = verifySample();
     await api(service, token, 'POST', '/rest/latest/point-values', sample.map((v) => ({ xid: VERIFY_XID, value: v.value, timestamp: v.ts })), 200);
@@ -836,7 +850,7 @@ async function run(): Promise<Figure[]> {
       return service;
     };
     // Each pass is followed by the same reads again (warm), the baseline of its figures.
-    const coldAndWarm = async (paths: string[], options: { csv?: boolean; expectValues?: number } = {}) => {
+    const coldAndWarm = async (paths: string[], options: ReadForm = {}) => {
       const first = await firstReads(await restarted(), token, paths, options);
       return { cold: first, warm: await firstReads(service!, token, paths, options) };
     };
@@ -844,6 +858,8 @@ async function run(): Promise<Figure[]> {
       `p50 ${l.cold.p50.toFixed(digits)} ms, p99 ${l.cold.p99.toFixed(digits)} ms (read again: p50 ${l.warm.p50.toFixed(digits)} ms, p99 ${l.warm.p99.toFixed(digits)} ms)`;
     const yearReads = await coldAndWarm(order.map((p) => rollupPath(xidOf(p))));
     progress(`cold, hourly AVERAGE over the year, each of ${POINTS} points once after a restart: ${both(yearReads)}`);
+    const arrowYearReads = await coldAndWarm(order.map((p) => rollupPath(xidOf(p))), { arrow: true, expectValues: HOURS });
+    progress(`cold, hourly AVERAGE over the year as Arrow, each of ${POINTS} points once after a restart: ${both(arrowYearReads)}`);
     const dayStart = () => START + Math.floor(random() * DAYS) * 86_400_000; // a random whole day
     const dayReads = await coldAndWarm(order.map((p) => rawPath(xidOf(p), dayStart(), 1)), { expectValues: 1440 });
     progress(`cold, raw values of one day (1,440 values), each point once after a restart: ${both(dayReads, 2)}`);
@@ -872,6 +888,14 @@ async function run(): Promise<Figure[]> {
     };
     const httpSeq = await sequential(hotGet, HTTP_WARMUP_ROUNDS * HOT.length, HTTP_RUNS);
     progress(`hot path, HTTP sequential: p50 ${httpSeq.p50.toFixed(2)} ms, p99 ${httpSeq.p99.toFixed(2)} ms (${HTTP_RUNS} requests over ${HOT.length} points, ${HOURS} hours each); load average ${loadavg()[0]!.toFixed(2)}`);
+    const arrowHeaders = { ...headers, accept: ARROW };
+    const hotArrowGet = async (i: number) => {
+      const path = hotPaths[i % HOT.length]!;
+      const res = await http(service!.url + path, 'GET', arrowHeaders);
+      if (res.status !== 200) throw new Error(`GET ${path} as Arrow: ${res.status} ${res.text.slice(0, 300)}`);
+    };
+    const arrowSeq = await sequential(hotArrowGet, HTTP_WARMUP_ROUNDS * HOT.length, HTTP_RUNS);
+    progress(`hot path as Arrow, HTTP sequential: p50 ${arrowSeq.p50.toFixed(2)} ms, p99 ${arrowSeq.p99.toFixed(2)} ms; load average ${loadavg()[0]!.toFixed(2)}`);
     await load({ url: service.url, paths: hotPaths, headers, connections: CONNECTIONS, seconds: 1 }); // warm-up
     const hotSeconds = loadSeconds(10);
     const hotLoad = await load({ url: service.url, paths: hotPaths, headers, connections: CONNECTIONS, seconds: hotSeconds });
@@ -951,7 +975,6 @@ async function run(): Promise<Figure[]> {
 
     // -- figures --
     const B = 'historian';
-    const span = `${POINTS} points × ${DAYS} d`;
     const speedUp = pgSeq.p50 / httpSeq.p50;
     const seqNote = `${HTTP_RUNS} sequential over ${HOT.length} points after ${HTTP_WARMUP_ROUNDS * HOT.length} warm-up, ${HOURS} hours each; PostgreSQL ${PG_RUNS} after ${PG_WARMUP}`;
     const loadNote = (r: LoadResult, seconds: number) => `${CONNECTIONS} conn, ${seconds} s, ${r.ok} ok${r.problems ? `; ${r.problems}` : ''}`;
@@ -980,6 +1003,12 @@ async function run(): Promise<Figure[]> {
           `${SAMPLE_BY_RUNS} repeats per point for SAMPLE BY; target ratio < 1: ${met(httpSeq.p50 < sampleBy.warm.p50)}`),
       );
     }
+    if (bareIlp) {
+      engineFigures.push(
+        figure(B, 'ingest: QuestDB service vs bare ILP writer (same run)', ing.rps, 'values/s', 'bare ILP/HTTP client into a table of the service\'s shape', bareIlp.rps,
+          `same values, ${CLIENTS} clients, batches of ${fmtInt(BATCH)}, answered = committed; the service also writes hourly rows and keeps reads exact; target ratio ≥ 0.5: ${met(ing.rps >= 0.5 * bareIlp.rps)}`),
+      );
+    }
     if (duckIngest) {
       engineFigures.push(
         figure(B, `ingest: ${SERVER_ENGINE} vs DuckDB (same run)`, ing.rps, 'values/s', 'DuckDB service, same data and clients', duckIngest.rps,
@@ -988,18 +1017,13 @@ async function run(): Promise<Figure[]> {
     }
     return [
       ...engineFigures,
-      figure(B, `ingest: POST /point-values (${ENGINE})`, ing.rps, 'values/s', `PostgreSQL COPY into row table with PK (${fmtInt(pgdb.copyRows)} rows)`, copyRate,
-        `${fmtInt(ing.values)} values (${span}), ${fmtInt(ing.batches)} batches of ${fmtInt(BATCH)}, ${CLIENTS} clients, ${ing.seconds.toFixed(1)} s; slowest 10 s ${fmtInt(ing.slowestWindow)}/s; ` +
-          `service CPU ${ing.serviceCpuSeconds.toFixed(0)} s (${((ing.serviceCpuSeconds / ing.seconds) * 100).toFixed(0)} % of one core); load average ${ing.load.toFixed(1)} at the end; ` +
-          `target ≥ ${fmtInt(TARGET.valuesPerSecond)}: ${met(ing.rps >= TARGET.valuesPerSecond)}`),
-      figure(B, 'ingest: service RSS, max', ing.rssMaxMiB, 'MiB', 'service RSS before the load', idleRss,
-        `${ing.rssSamples} samples every 100 ms; VmHWM ${ing.rssHwmMiB.toFixed(0)} MiB (${finalHwm.toFixed(0)} MiB by the end of the run, growth load included); ` +
-          `DUCKDB_MEMORY_LIMIT default (768MB); target ≤ ${TARGET.rssMiB} MiB: ${met(Math.max(ing.rssMaxMiB, ing.rssHwmMiB) <= TARGET.rssMiB)}`),
-      figure(B, 'ingest: client body encoding', ing.values / ing.encodeCpuSeconds, 'values/s', 'ingest values/s', ing.rps,
-        `per CPU second: ${ing.encodeCpuSeconds.toFixed(1)} s CPU (${ing.encodeSeconds.toFixed(1)} s wall) encoding ${(ing.encodeBytes / 2 ** 20).toFixed(0)} MiB, ` +
-          `${((ing.encodeCpuSeconds / ing.seconds) * 100).toFixed(0)} % of the load's wall time, overlapped with the service's work; bench process CPU ${ing.clientCpuSeconds.toFixed(1)} s in all`),
+      ...ingestFigures(ing, copyRate, pgdb.copyRows, idleRss, finalHwm),
       figure(B, 'hot path: HTTP p50, sequential', httpSeq.p50, 'ms', 'PostgreSQL SQL p50, sequential', pgSeq.p50,
         `${seqNote}; speed-up ${speedUp.toFixed(1)}× (target ≥ ${TARGET.speedUp}×: ${met(speedUp >= TARGET.speedUp)}); target p50 ≤ ${TARGET.p50Ms} ms: ${met(httpSeq.p50 <= TARGET.p50Ms)}`),
+      figure(B, 'hot path as Arrow: HTTP p50, sequential (warm)', arrowSeq.p50, 'ms', 'PostgreSQL SQL p50, sequential', pgSeq.p50,
+        `${seqNote}; Accept: ${ARROW}; speed-up ${(pgSeq.p50 / arrowSeq.p50).toFixed(1)}× (target ≥ 100×: ${met(pgSeq.p50 / arrowSeq.p50 >= 100)}); JSON p50 ${httpSeq.p50.toFixed(2)} ms`),
+      figure(B, 'hot path as Arrow: cold p50', arrowYearReads.cold.p50, 'ms', 'warm Arrow p50, sequential', arrowSeq.p50,
+        `${coldNote}; target ≤ 3×: ${met(arrowYearReads.cold.p50 <= 3 * arrowSeq.p50)}`),
       figure(B, 'hot path: HTTP p99, sequential', httpSeq.p99, 'ms', 'PostgreSQL SQL p99, sequential', pgSeq.p99,
         `${seqNote}; speed-up ${(pgSeq.p99 / httpSeq.p99).toFixed(1)}×; target p99 ≤ ${TARGET.p99Ms} ms: ${met(httpSeq.p99 <= TARGET.p99Ms)}`),
       figure(B, `hot path: throughput, ${CONNECTIONS} conn`, hotLoad.rps, 'req/s', `PostgreSQL queries/s, ${CONNECTIONS} in flight`, pgLoad.rate, `${loadNote(hotLoad, hotSeconds)}; PostgreSQL ${pgLoad.runs} queries in ${pgSeconds} s`),

@@ -9,7 +9,7 @@
 //   BENCH_SECONDS=3 npm run bench -- modbus                 (shorter runs)
 import { pathToFileURL } from 'node:url';
 import modbusSerial from 'modbus-serial';
-import type { DriverContext, DriverFactory, ProducedValue } from '../src/runtime/driver.js';
+import type { DriverFactory } from '../src/runtime/driver.js';
 import { createModbusDriver, modbusDriverFactory } from '../src/runtime/modbus.js';
 import { DEFAULT_PLAN } from '../src/runtime/modbus-codec.js';
 import type { DataPointRecord } from '../src/store/metadata/data-points.js';
@@ -19,8 +19,8 @@ import type { Benchmark } from './lib/benchmark.js';
 import { progress } from './lib/benchmark.js';
 import { loadSeconds } from './lib/load.js';
 import { figure, printJsonLines, printTable, type Figure } from './lib/report.js';
+import { runDriver } from './lib/driver-run.js';
 import { freePort } from './lib/server.js';
-import { sleep } from './lib/stats.js';
 
 const POINTS = 2_000;
 
@@ -119,34 +119,7 @@ interface PollRun {
 /** Runs one driver for `seconds` against a fresh device and counts what it published. */
 async function measure(factory: DriverFactory, seconds: number): Promise<PollRun> {
   const device = await startDevice();
-  const controller = new AbortController();
-  let values = 0;
-  let polls = 0;
-  const faults: string[] = [];
-  const ctx: DriverContext = {
-    source: source(device.port),
-    points: points(),
-    unread: [],
-    periodMs: 1,
-    signal: controller.signal,
-    accept(batch: readonly ProducedValue[]) {
-      values += batch.length;
-      polls++;
-      return Promise.resolve();
-    },
-    fault: (message) => faults.push(message),
-    warn: (point, message) => faults.push(`${point.xid}: ${message}`),
-    unreliable: () => undefined,
-    recovered: () => undefined,
-    lastValue: () => Promise.resolve(undefined),
-  };
-  const driver = factory(ctx);
-  const started = performance.now();
-  await driver.start();
-  await sleep(seconds * 1000);
-  await driver.stop();
-  controller.abort();
-  const elapsedMs = performance.now() - started;
+  const { values, polls, faults, elapsedMs } = await runDriver(factory, source(device.port), points(), seconds);
   const requests = device.requests();
   const registers = device.registers();
   await device.close();

@@ -8,10 +8,13 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { authTokensRouter } from './api/auth-tokens.js';
 import { dataPointTagsRouter } from './api/data-point-tags.js';
+import { lineProtocolRouter } from './api/line-protocol.js';
 import { dataPointsRouter } from './api/data-points.js';
 import { dataSourcesRouter } from './api/data-sources.js';
 import { eventDetectorsRouter } from './api/event-detectors.js';
+import { eventHandlersRouter } from './api/event-handlers.js';
 import { eventsRouter } from './api/events.js';
+import { grafanaRouter } from './api/grafana.js';
 import { jsonDataRouter } from './api/json-data.js';
 import { jsonStoreRouter } from './api/json-store.js';
 import { configurationRouter } from './api/configuration.js';
@@ -71,9 +74,12 @@ export function createApp(s: Services, log: Logger): Koa<AppState> {
     dataSourcesRouter(s.dataSources, s.configuration),
     dataPointsRouter(s.dataPoints, s.pointValues.reliability),
     dataPointTagsRouter(s.dataPointTags),
+    lineProtocolRouter(s.lineProtocol),
     eventDetectorsRouter(s.eventDetectors),
-    eventsRouter(s.events),
+    eventsRouter(s.events, s.validator),
+    eventHandlersRouter(s.eventHandlers),
     pointValuesRouter(s.pointValues, s.retention, config.pointValueReads, s.validator),
+    grafanaRouter(s.pointValues, s.dataPoints, s.dataPointTags, s.validator, config.pointValueReads),
     jsonStoreRouter(s.jsonStore),
     jsonDataRouter(s.jsonData),
     configurationRouter(s.configuration),

@@ -1,12 +1,13 @@
 // The composition root: builds the stores, services and runtime one running instance is made of
 // (service.ts adds the app, server and WebSockets). Routers get only the services they use (app.ts).
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { TrustedProxies } from './core/client-address.js';
 import { RateLimiter } from './core/rate-limits.js';
 import { Validator } from './core/validation.js';
-import type { MetadataDb } from './store/metadata/db.js';
+import type { MetadataDb, Queryable } from './store/metadata/db.js';
 import { DataPointsRepository } from './store/metadata/data-points.js';
 import { DataPointTagsRepository } from './store/metadata/data-point-tags.js';
 import { DataSourcesRepository } from './store/metadata/data-sources.js';
@@ -20,21 +21,35 @@ import { ClusterLink } from './services/cluster.js';
 import { DataSourceRuntime } from './runtime/data-sources.js';
 import { createModbusDriver } from './runtime/modbus.js';
 import { createMqttDriver } from './runtime/mqtt.js';
+import { browseNodes, opcuaDriverFactory } from './runtime/opcua.js';
+import { createSparkplugDriver } from './runtime/sparkplug.js';
+import { createBacnetDriver, discoverBacnet } from './runtime/bacnet.js';
+import { createPassiveDriver } from './runtime/passive.js';
 import { createVirtualDriver } from './runtime/virtual.js';
+import { createMetaDriver } from './runtime/meta.js';
 import { DetectorRuntime } from './runtime/detectors.js';
 import { runDetectorsOnOneInstance } from './runtime/detector-leader.js';
 import { registerChangeListeners } from './change-listeners.js';
 import { deviceWriterAcross } from './runtime/device-writes.js';
 import { EventsRepository } from './store/metadata/events.js';
+import { EventCommentsRepository } from './store/metadata/event-comments.js';
+import { DeliveriesRepository, DeliveryCounts, EventHandlersRepository, HandlerJobsRepository, HandlerJobsSql } from './store/metadata/event-handlers.js';
+import { EventHandlerService } from './services/event-handlers.js';
+import type { HandlerKind } from './services/handler-kinds.js';
+import { WebhookKind } from './services/handler-webhook.js';
+import { emailHandlerKind } from './services/handler-email.js';
+import { setPointHandlerKind } from './services/handler-set-point.js';
+import { DEFAULT_JOB_TIMINGS, HandlerJobWorker } from './runtime/handler-jobs.js';
 import { LoginAddressesRepository } from './store/metadata/login-addresses.js';
 import { JsonStoreRepository } from './store/metadata/json-store.js';
 import { IntervalLoggingRepository } from './store/metadata/interval-logging.js';
 import { AuthService } from './services/auth.js';
 import { DataPointService } from './services/data-points.js';
+import { LineProtocolService } from './services/line-protocol.js';
 import { DataPointTagsService } from './services/data-point-tags.js';
 import { DataSourceService } from './services/data-sources.js';
 import { EventDetectorService } from './services/event-detectors.js';
-import { EventService } from './services/events.js';
+import { EventService, eventView, type EventStores } from './services/events.js';
 import { JsonStoreService } from './services/json-store.js';
 import { JsonDataService } from './services/json-data.js';
 import { LoginThrottle } from './services/login-throttle.js';
@@ -62,12 +77,19 @@ export interface Services {
   dataPoints: DataPointService;
   /** Mango's /data-point-tags: tag keys and values over the readable points, one point's tags. */
   dataPointTags: DataPointTagsService;
+  lineProtocol: LineProtocolService;
   eventDetectors: EventDetectorService;
   pointValues: PointValueService;
   /** Runs the enabled data sources; started by the service once everything else is up. */
   runtime: DataSourceRuntime;
   /** Events (alarms): raised by detectors and sources, listed and acknowledged through the API. */
   events: EventService;
+  /** /event-handlers (superadmin) and their deliveries. */
+  eventHandlers: EventHandlerService;
+  /** Carries out the handlers' jobs (every instance; each job once in the cluster). */
+  handlerJobs: HandlerJobWorker;
+  /** Deliveries recorded here since start, by handler type and outcome (metrics). */
+  deliveryCounts: DeliveryCounts;
   /** Export and import of the whole configuration (superadmin). */
   configuration: ConfigurationService;
   /** Purges history by the points' retention, daily and on request. */
@@ -109,6 +131,9 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     },
   });
   const dataSources = new DataSourceService(new DataSourcesRepository(db), validator);
+  // OPC UA's application certificate and trusted servers (created on first use).
+  const opcua = { pkiDir: join(config.dataDir, 'opcua-pki') };
+  dataSources.setBrowser((settings, nodeId) => browseNodes(settings, nodeId, opcua));
   const dataPoints = new DataPointService(new DataPointsRepository(db), dataSources, validator);
   const eventDetectors = new EventDetectorService(new EventDetectorsRepository(db), dataPoints, validator);
   const writes = { values: 0 };
@@ -125,9 +150,54 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
   // Alone (PGlite metadata: no other instance), only this instance changes points: none is refreshed.
   const pointValues = new PointValueService(valueStore, dataPoints, dataSources, { ...config.values, alone: !cluster.channel.shared });
   await pointValues.startLogging(new IntervalLoggingRepository(db), (err) => log.warn({ err }, 'interval logging failed'));
-  const retention = new RetentionService({ points: dataPoints, store: valueStore, pointValues, settings, defaultRetention: config.historyRetention, validator, log });
+  // The first read of each point after a start then finds it cached; in the background, not awaited.
+  void pointValues.warmPointCache().catch((err: unknown) => log.debug({ err }, 'warming the point cache stopped'));
+  const deliveries = new DeliveriesRepository(db);
+  const retention = new RetentionService({
+    points: dataPoints,
+    store: valueStore,
+    pointValues,
+    settings,
+    defaultRetention: config.historyRetention,
+    validator,
+    log,
+    deliveries: { store: deliveries, retention: config.eventHandlers.deliveryRetention },
+  });
   retention.start();
-  const events = new EventService(new EventsRepository(db), dataPoints, dataSources);
+  // Each event change inserts its handlers' jobs in its own statement (store/metadata/event-handlers.ts),
+  // also inside the transaction of an acknowledgement with a comment.
+  const deliveryCounts = new DeliveryCounts();
+  const handlerJobsSql = new HandlerJobsSql(config.eventHandlers.maxPending, deliveryCounts);
+  const eventStores = (q: Queryable): EventStores => ({ events: new EventsRepository(q, handlerJobsSql), comments: new EventCommentsRepository(q) });
+  const events = new EventService(eventStores(db).events, dataPoints, dataSources, new EventCommentsRepository(db), (fn) => db.transaction((tx) => fn(eventStores(tx))));
+  // The handler types this instance knows; a handlerType without one is a 422 at save.
+  const handlerKinds: HandlerKind[] = [
+    new WebhookKind({ allowedHosts: config.webhookAllowedHosts }),
+    emailHandlerKind({ mail: config.mail, publicUrl: config.publicUrl, users, detectors: eventDetectors, points: dataPoints, values: pointValues, log }),
+    // Sets as the handler's owner through the user's set path (the device writer is set on pointValues below).
+    setPointHandlerKind({ users, values: pointValues }),
+  ];
+  const eventDetectorsRepo = new EventDetectorsRepository(db);
+  const eventHandlers = new EventHandlerService(new EventHandlersRepository(db), deliveries, handlerKinds, validator, {
+    detectorExists: async (xid) => (await eventDetectorsRepo.findOne('xid', xid)) !== undefined,
+    sourceExists: async (xid) => (await dataSources.findByXid(xid)) !== undefined,
+  });
+  const handlerJobs = new HandlerJobWorker({
+    instance: config.instanceName,
+    jobs: new HandlerJobsRepository(db),
+    handler: (id) => eventHandlers.definition(id),
+    kind: (type) => eventHandlers.kind(type),
+    async event(id) {
+      const record = await events.findById(id);
+      return record && { record, view: eventView(record) };
+    },
+    log,
+    counts: deliveryCounts,
+    options: { ...DEFAULT_JOB_TIMINGS, concurrency: config.eventHandlers.concurrency, pollMs: config.eventHandlers.pollMs, retryFirstMs: config.eventHandlers.retryFirstMs },
+  });
+  // An event changed here (its jobs are stored) or elsewhere (another instance stored them): claim now.
+  events.subscribe((action) => action !== 'COMMENT_ADDED' && handlerJobs.nudge());
+  handlerJobs.start();
   const jsonStore = new JsonStoreService(new JsonStoreRepository(db), validator, config.jsonMaxDepth);
   const { leases, channel } = cluster;
   const runtime = new DataSourceRuntime({
@@ -147,11 +217,21 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     values: pointValues,
     reliability: pointValues.reliability,
     events,
-    drivers: { VIRTUAL: createVirtualDriver, MODBUS_IP: createModbusDriver, MQTT_CLIENT: createMqttDriver },
+    drivers: { VIRTUAL: createVirtualDriver, MODBUS_IP: createModbusDriver, MQTT_CLIENT: (ctx) => (ctx.source.settings.payloadFormat === 'SPARKPLUG_B' ? createSparkplugDriver(ctx) : createMqttDriver(ctx)), LINE_PROTOCOL: createPassiveDriver, BACNET_IP: createBacnetDriver,
+      OPC_UA: opcuaDriverFactory(opcua),
+      META: createMetaDriver({
+        points: (xids) => dataPoints.findManyByXid(xids),
+        bus: pointValues.bus,
+        newest: async (p) => (await pointValues.latest(p, 1))[0],
+        windowStatistic: (p, from, to, field) => pointValues.windowStatistic(p, from, to, field),
+        onStored: (listener) => pointValues.onStored(listener),
+      }),
+    },
     log,
   });
   // A set value goes to the device through the instance that runs its source (device-writes.ts).
   pointValues.setDeviceWriter(deviceWriterAcross(cluster.channel, runtime, log));
+  dataSources.setDiscoverer((ds, waitMs) => discoverBacnet(ds, waitMs));
   const detectors = new DetectorRuntime({ events, points: dataPoints, sources: dataSources, bus: pointValues.bus, log });
   const link = new ClusterLink(channel, {
     pointValues,
@@ -253,18 +333,24 @@ export async function createServices(config: Config, db: MetadataDb, log: Logger
     dataSources,
     dataPoints,
     dataPointTags: new DataPointTagsService(new DataPointTagsRepository(db), dataPoints, validator),
+    lineProtocol: new LineProtocolService(dataSources, dataPoints, pointValues),
     eventDetectors,
     pointValues,
     runtime,
     events,
+    eventHandlers,
+    handlerJobs,
+    deliveryCounts,
     jsonStore,
     jsonData: new JsonDataService(jsonStore),
-    configuration: new ConfigurationService({ db, validator, jsonMaxDepth: config.jsonMaxDepth, sources: dataSources, points: dataPoints, detectors: eventDetectors, users, jsonStore }),
+    configuration: new ConfigurationService({ db, validator, jsonMaxDepth: config.jsonMaxDepth, sources: dataSources, points: dataPoints, detectors: eventDetectors, eventHandlers, users, jsonStore }),
     retention,
     detectors,
     writes,
     cluster,
     async close() {
+      await handlerJobs.stop();
+      for (const kind of handlerKinds) await kind.close?.();
       await retention.stop();
       await leader.stop();
       await runtime.stop();

@@ -78,8 +78,56 @@ export interface Config {
    * username's failed-login limit; 0 turns the exemption off.
    */
   loginKnownAddressDays: number;
+  /** Event handlers' worker and queue (runtime/handler-jobs.ts). */
+  eventHandlers: EventHandlerSettings;
+  /** WEBHOOK_ALLOWED_HOSTS: the hosts (or host:port) WEBHOOK handlers may call; undefined: any. */
+  webhookAllowedHosts: AllowedHost[] | undefined;
   /** HISTORY_RETENTION: how long values of points without a purge override are kept; undefined: forever. */
   historyRetention: RetentionPeriod | undefined;
+  /** SMTP_URL and SMTP_FROM, set together: how EMAIL handlers send; unset, EMAIL handlers are refused. */
+  mail: MailConfig | undefined;
+  /** PUBLIC_URL: the console's address as its users reach it (links in mail); unset, mail has no link. */
+  publicUrl: string | undefined;
+}
+
+export interface MailConfig {
+  /** smtp://user:password@host:587 or smtps://user:password@host:465 (credentials in the URL). */
+  smtpUrl: string;
+  /** The From of every message: `alarms@example.com` or `"Alarms" <alarms@example.com>`. */
+  from: string;
+}
+
+export interface EventHandlerSettings {
+  /** EVENT_HANDLER_MAX_PENDING: jobs one handler may have waiting; beyond, the work is recorded GAVE_UP. */
+  maxPending: number;
+  /** EVENT_HANDLER_CONCURRENCY: deliveries under way at once on one instance. */
+  concurrency: number;
+  /** EVENT_HANDLER_POLL_MS: how often an instance looks for jobs made elsewhere and for retries. */
+  pollMs: number;
+  /** EVENT_HANDLER_RETRY_MS: the first retry's delay (doubling, at most hourly, for 24 h). */
+  retryFirstMs: number;
+  /** EVENT_HANDLER_DELIVERY_RETENTION: deliveries older than this are purged by the daily retention run. */
+  deliveryRetention: RetentionPeriod;
+}
+
+/** One WEBHOOK_ALLOWED_HOSTS entry: a host (any port) or host:port. */
+export interface AllowedHost {
+  host: string;
+  port?: number;
+}
+
+/** "a.example, b.example:8443, [::1]:9000": hosts (lower case) and ports; unset or empty: any host. */
+function allowedHosts(env: Env, name: string): AllowedHost[] | undefined {
+  const raw = env[name]?.trim();
+  if (!raw) return undefined;
+  const hosts: AllowedHost[] = [];
+  for (const entry of raw.split(',').map((e) => e.trim()).filter((e) => e !== '')) {
+    const m = /^(\[[0-9a-fA-F:.]+\]|[^:[\]/\s@]+)(?::(\d{1,5}))?$/.exec(entry);
+    const port = m?.[2] === undefined ? undefined : Number(m[2]);
+    if (!m || (port !== undefined && (port < 1 || port > 65535))) throw new ConfigError(`${name} must be a comma-separated list of hosts or host:port, got "${entry}"`);
+    hosts.push({ host: m[1]!.toLowerCase(), ...(port !== undefined ? { port } : {}) });
+  }
+  return hosts;
 }
 
 export const RETENTION_UNITS = ['DAYS', 'WEEKS', 'MONTHS', 'YEARS'] as const;
@@ -229,6 +277,40 @@ function trustProxy(env: Env): TrustProxy {
   return { mode: 'list', proxies };
 }
 
+/** SMTP_URL and SMTP_FROM: both or neither (one alone is a mistake, told at start). */
+function mail(env: Env): MailConfig | undefined {
+  const smtpUrl = env.SMTP_URL?.trim() || undefined;
+  const from = env.SMTP_FROM?.trim() || undefined;
+  if (smtpUrl === undefined && from === undefined) return undefined;
+  if (smtpUrl === undefined || from === undefined) throw new ConfigError('SMTP_URL and SMTP_FROM must be set together');
+  let url: URL;
+  try {
+    url = new URL(smtpUrl);
+  } catch {
+    throw new ConfigError('SMTP_URL must be a URL such as smtp://user:password@mail.example.com:587');
+  }
+  if ((url.protocol !== 'smtp:' && url.protocol !== 'smtps:') || !url.hostname) {
+    throw new ConfigError(`SMTP_URL must start with smtp:// or smtps:// and name a host, got "${url.protocol}//${url.host}"`);
+  }
+  if (!/@[^@\s>]+/.test(from) || /[\r\n]/.test(from)) throw new ConfigError('SMTP_FROM must be an address such as alarms@example.com or "Alarms" <alarms@example.com>');
+  return { smtpUrl, from };
+}
+
+/** PUBLIC_URL: an http(s) URL, kept without a trailing slash (paths are appended to it). */
+function publicUrl(env: Env): string | undefined {
+  const raw = env.PUBLIC_URL?.trim();
+  if (!raw) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError(`PUBLIC_URL must be a URL such as https://scada.example.com, got "${raw}"`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ConfigError(`PUBLIC_URL must start with http:// or https://, got "${raw}"`);
+  if (url.search || url.hash) throw new ConfigError(`PUBLIC_URL must not have a query or a fragment, got "${raw}"`);
+  return url.href.replace(/\/+$/, '');
+}
+
 function httpLimits(env: Env): Config['http'] {
   const maxHeaderBytes = integer(env, 'MAX_HEADER_BYTES', 64 * 1024, 8 * 1024, 1024 * 1024);
   // A longer URL could never arrive: it is part of the header block.
@@ -322,5 +404,15 @@ export function loadConfig(env: Env = process.env): Config {
     },
     loginKnownAddressDays: integer(env, 'LOGIN_KNOWN_ADDRESS_DAYS', 30, 0, 3650),
     historyRetention: retention(env, 'HISTORY_RETENTION'),
+    eventHandlers: {
+      maxPending: integer(env, 'EVENT_HANDLER_MAX_PENDING', 10_000, 1, 10_000_000),
+      concurrency: integer(env, 'EVENT_HANDLER_CONCURRENCY', 8, 1, 1000),
+      pollMs: integer(env, 'EVENT_HANDLER_POLL_MS', 2_000, 50, 600_000),
+      retryFirstMs: integer(env, 'EVENT_HANDLER_RETRY_MS', 10_000, 10, 3_600_000),
+      deliveryRetention: retention(env, 'EVENT_HANDLER_DELIVERY_RETENTION') ?? { periods: 30, type: 'DAYS' },
+    },
+    webhookAllowedHosts: allowedHosts(env, 'WEBHOOK_ALLOWED_HOSTS'),
+    mail: mail(env),
+    publicUrl: publicUrl(env),
   };
 }

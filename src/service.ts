@@ -47,6 +47,10 @@ export async function startService(config: Config, baseLog: Logger = pino({ leve
   const app = createApp(services, log);
   const server = createServer({ maxHeaderSize: config.http.maxHeaderBytes }, app.callback());
   answerClientErrors(server, config.http);
+  // Node's 5 s default races clients that reuse a socket idle about that long (undici's idle timer has
+  // 1 s resolution; proxies commonly keep 60 s): the request meets a closing socket. Idle sockets do not
+  // count against headersTimeout.
+  server.keepAliveTimeout = 65_000;
   server.headersTimeout = 30_000;
   server.requestTimeout = 120_000;
   const websockets = attachWebSockets(server, services, log, { ...DEFAULT_WEBSOCKET_OPTIONS, maxJsonDepth: config.jsonMaxDepth });

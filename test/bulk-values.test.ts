@@ -13,6 +13,16 @@ describe('readBulkColumns (bulk ingest fast path)', () => {
     assert.equal(c.xids[0], c.xids[1], 'one string for a run of the same XID');
   });
 
+  it('reads the bytes of a body as it reads its text, decoding each new XID once (UTF-8 beyond ASCII too)', async () => {
+    const text = '[{"xid":"Grüße-✓","value":2.25,"timestamp":5},{"xid":"Grüße-✓","value":-1e-3,"timestamp":6},{"xid":"😀","value":7,"timestamp":8}]';
+    const c = await readBulkColumns(Buffer.from(text, 'utf8'));
+    assert.ok(c);
+    assert.deepEqual(c.xids, ['Grüße-✓', 'Grüße-✓', '😀']);
+    assert.deepEqual([...c.values.subarray(0, 3)], [2.25, -0.001, 7]);
+    assert.deepEqual([...c.timestamps.subarray(0, 3)], [5, 6, 8]);
+    assert.deepEqual(await readBulkColumns(text), c);
+  });
+
   it('reads an empty array', async () => {
     assert.equal((await readBulkColumns('[]'))?.length, 0);
   });
@@ -25,6 +35,11 @@ describe('readBulkColumns (bulk ingest fast path)', () => {
       '[{"xid":"a","value":true,"timestamp":1}]',
       '[{"xid":"a","value":1,"timestamp":"2024-01-01T00:00:00Z"}]',
       '[{"xid":"a\\"b","value":1,"timestamp":1}]', // escape in the XID
+      '[{"xid":"a\u0000b","value":1,"timestamp":1}]', // a raw control character in the XID (not JSON)
+      '[{"xid":"a\tb","value":1,"timestamp":1}]',
+      '[{"xid":"a","value":1,"timestamp":1},{"xid":"a\u0000","value":1,"timestamp":2}]', // after a row of another XID
+      '[{"xid":"a","value":1e,"timestamp":1}]',
+      '[{"xid":"a","value":1.5e+,"timestamp":1}]',
       '[{"xid":"a","value":1,"timestamp":1,"annotation":"x"}]', // another key
       '[{"xid":"a","value":1,"value":2,"timestamp":1}]', // repeated key
       '[{"xid":"a","value":1,"timestamp":1},]',

@@ -221,6 +221,38 @@ describeCluster('two instances as one service (PostgreSQL, VALUE_STORE=postgres)
     assert.equal(events.total, 2);
   });
 
+  it('comments made through A reach an events WebSocket on B with all the event\'s comments, far more than a NOTIFY holds', async () => {
+    const xid = await manualPoint();
+    const det = unique('cmd');
+    assert.equal((await adminA.post(`${API}/event-detectors`, { xid: det, name: det, dataPointXid: xid, detectorType: 'HIGH_LIMIT', alarmLevel: 'URGENT', limit: 50 })).status, 201);
+    await new Promise((r) => setTimeout(r, 500)); // the detector instance follows the point
+    assert.equal((await adminA.post(`${API}/point-values`, [{ xid, value: 60, timestamp: Date.now() }])).status, 200);
+    const id = await eventually('the event', async () => (await adminA.get<{ items: { id: number }[] }>(`${API}/events?eq(dataPointXid,${xid})`)).body.items[0]?.id, 5_000);
+
+    const ws = new WebSocket(`${b.url.replace(/^http/, 'ws')}${API}/websocket/events`, { headers: { authorization: `Bearer ${await tokenOf(adminB)}` } });
+    const pushed: { payload: { action: string; event: { id: number; comments: { text: string }[] }; comment?: { text: string } } }[] = [];
+    ws.on('message', (data: Buffer) => pushed.push(JSON.parse(data.toString('utf8')) as (typeof pushed)[number]));
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    try {
+      // Eight comments of 1,000 characters: the event's comments outgrow a NOTIFY (8,000 bytes) on the fourth.
+      const texts = Array.from({ length: 8 }, (_, i) => `${i}`.repeat(1000));
+      for (const text of texts) assert.equal((await adminA.post(`${API}/events/${id}/comments`, { text })).status, 201);
+      assert.equal((await adminA.put(`${API}/events/acknowledge/${id}`, { comment: 'done' })).status, 200);
+      const mine = () => pushed.filter((m) => m.payload.event.id === id);
+      await eventually('nine pushes on B', async () => (mine().length >= 9 ? true : undefined), 5_000);
+      const got = mine();
+      assert.deepEqual(got.map((m) => m.payload.action), [...texts.map(() => 'COMMENT_ADDED'), 'ACKNOWLEDGED']);
+      got.slice(0, 8).forEach((m, i) => assert.equal(m.payload.comment?.text, texts[i]));
+      assert.deepEqual(got[8]!.payload.event.comments.map((c) => c.text), [...texts, 'done']);
+      assert.equal(got[8]!.payload.comment?.text, 'done');
+    } finally {
+      ws.close();
+    }
+  });
+
   it('a value set through either instance goes to the device through the one running its source', async () => {
     const xid = await manualPoint();
     for (const [via, value] of [[adminA, 11], [adminB, 12]] as const) {

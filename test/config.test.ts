@@ -61,6 +61,11 @@ describe('loadConfig', () => {
       assert.deepEqual(config.trustProxy, { mode: 'off' });
     });
 
+    it('runs event handlers with the documented defaults and any webhook host', () => {
+      assert.deepEqual(config.eventHandlers, { maxPending: 10_000, concurrency: 8, pollMs: 2_000, retryFirstMs: 10_000, deliveryRetention: { periods: 30, type: 'DAYS' } });
+      assert.equal(config.webhookAllowedHosts, undefined);
+    });
+
     it('bounds point-value reads: 100 XIDs and 200,000 rollup periods per request', () => {
       assert.deepEqual(config.pointValueReads, { maxXids: 100, maxRollupPeriods: 200_000 });
     });
@@ -249,6 +254,56 @@ describe('loadConfig', () => {
       assert.deepEqual(loadConfig({ HISTORY_RETENTION: '90 days' }).historyRetention, { periods: 90, type: 'DAYS' });
       assert.deepEqual(loadConfig({ HISTORY_RETENTION: '1 week' }).historyRetention, { periods: 1, type: 'WEEKS' });
       assert.deepEqual(loadConfig({ HISTORY_RETENTION: '6months' }).historyRetention, { periods: 6, type: 'MONTHS' });
+    });
+  });
+
+  describe('WEBHOOK_ALLOWED_HOSTS and EVENT_HANDLER_*', () => {
+    it('reads hosts and host:port entries, lower-cased, IPv6 in brackets', () => {
+      const config = loadConfig({ WEBHOOK_ALLOWED_HOSTS: ' Hooks.Example.com , 10.0.0.5:8443,[::1]:9000,' });
+      assert.deepEqual(config.webhookAllowedHosts, [{ host: 'hooks.example.com' }, { host: '10.0.0.5', port: 8443 }, { host: '[::1]', port: 9000 }]);
+    });
+
+    it('refuses malformed entries and out-of-range settings, naming the variable', () => {
+      for (const bad of ['http://a.example', 'a.example:0', 'a.example:70000', 'a b', 'user@a.example', 'a.example:x']) assertRefused({ WEBHOOK_ALLOWED_HOSTS: bad }, 'WEBHOOK_ALLOWED_HOSTS');
+      assertRefused({ EVENT_HANDLER_MAX_PENDING: '0' }, 'EVENT_HANDLER_MAX_PENDING');
+      assertRefused({ EVENT_HANDLER_CONCURRENCY: 'many' }, 'EVENT_HANDLER_CONCURRENCY');
+      assertRefused({ EVENT_HANDLER_POLL_MS: '10' }, 'EVENT_HANDLER_POLL_MS');
+      assertRefused({ EVENT_HANDLER_RETRY_MS: '1' }, 'EVENT_HANDLER_RETRY_MS');
+      for (const bad of ['forever', '0 DAYS', '12 HOURS', '30']) assertRefused({ EVENT_HANDLER_DELIVERY_RETENTION: bad }, 'EVENT_HANDLER_DELIVERY_RETENTION');
+    });
+
+    it('EVENT_HANDLER_DELIVERY_RETENTION: a count and a unit, 30 days when unset or empty', () => {
+      assert.deepEqual(loadConfig({ EVENT_HANDLER_DELIVERY_RETENTION: '' }).eventHandlers.deliveryRetention, { periods: 30, type: 'DAYS' });
+      assert.deepEqual(loadConfig({ EVENT_HANDLER_DELIVERY_RETENTION: '7 days' }).eventHandlers.deliveryRetention, { periods: 7, type: 'DAYS' });
+      assert.deepEqual(loadConfig({ EVENT_HANDLER_DELIVERY_RETENTION: '1 YEAR' }).eventHandlers.deliveryRetention, { periods: 1, type: 'YEARS' });
+    });
+  });
+
+  describe('SMTP_URL, SMTP_FROM and PUBLIC_URL', () => {
+    it('has no mail and no public URL when unset', () => {
+      const config = loadConfig({});
+      assert.equal(config.mail, undefined);
+      assert.equal(config.publicUrl, undefined);
+    });
+
+    it('reads smtp:// and smtps:// URLs with credentials, and the sender', () => {
+      const smtpUrl = 'smtps://alarms:s%40cret@mail.example.com:465';
+      assert.deepEqual(loadConfig({ SMTP_URL: smtpUrl, SMTP_FROM: '"Alarms" <alarms@example.com>' }).mail, { smtpUrl, from: '"Alarms" <alarms@example.com>' });
+      assert.equal(loadConfig({ SMTP_URL: 'smtp://mail:25', SMTP_FROM: 'a@example.com' }).mail?.smtpUrl, 'smtp://mail:25');
+    });
+
+    it('refuses one without the other, another scheme, and a sender that is not an address, without showing the password', () => {
+      assertRefused({ SMTP_URL: 'smtp://mail:25' }, 'SMTP_FROM');
+      assertRefused({ SMTP_FROM: 'a@example.com' }, 'SMTP_URL');
+      assertRefused({ SMTP_URL: 'http://mail:25', SMTP_FROM: 'a@example.com' }, 'SMTP_URL');
+      assertRefused({ SMTP_URL: 'smtp://mail:25', SMTP_FROM: 'alarms' }, 'SMTP_FROM');
+      assert.throws(() => loadConfig({ SMTP_URL: 'ftp://u:hunter2@mail', SMTP_FROM: 'a@example.com' }), (err: Error) => !err.message.includes('hunter2'));
+    });
+
+    it('keeps PUBLIC_URL without its trailing slash; refuses what is not an http(s) URL', () => {
+      assert.equal(loadConfig({ PUBLIC_URL: 'https://scada.example.com/' }).publicUrl, 'https://scada.example.com');
+      assert.equal(loadConfig({ PUBLIC_URL: 'http://host:8080/dds/' }).publicUrl, 'http://host:8080/dds');
+      for (const value of ['scada.example.com', 'ftp://x', 'https://x/?a=1']) assertRefused({ PUBLIC_URL: value }, 'PUBLIC_URL');
     });
   });
 });

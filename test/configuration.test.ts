@@ -83,7 +83,7 @@ for (const engine of metadataEngines()) {
 
     it('exports every kind in the resources\' shapes, without ids, runtime state or secrets, ordered by XID', async () => {
       const doc = await exported(adminA);
-      assert.deepEqual(Object.keys(doc), ['dataSources', 'dataPoints', 'eventDetectors', 'users', 'jsonStore']);
+      assert.deepEqual(Object.keys(doc), ['dataSources', 'dataPoints', 'eventDetectors', 'eventHandlers', 'users', 'jsonStore']);
       for (const items of Object.values(doc)) for (const item of items) assert.equal(item.id, undefined, JSON.stringify(item));
       assert.deepEqual(doc.dataSources!.map((s) => s.xid), ['cfg-broker', 'cfg-plc', 'cfg-virtual']);
       const broker = doc.dataSources!.find((s) => s.xid === 'cfg-broker')!;

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import type { ApiClient } from './helpers/client.js';
-import { ARTIFACTS, openConsole, type ConsoleSession } from './helpers/console-browser.js';
+import { ARTIFACTS, assertPageClean, openConsole, type ConsoleSession } from './helpers/console-browser.js';
 import { eventually } from './helpers/wait.js';
 
 interface Created {
@@ -58,10 +58,7 @@ describe('web console: trends and the points list show what was asked, or the er
     await session?.close();
   });
 
-  afterEach(() => {
-    assert.deepEqual(session.pageErrors, [], 'no script errors in the page');
-    assert.deepEqual(session.cspViolations, [], 'no Content-Security-Policy violations');
-  });
+  afterEach(() => assertPageClean(session));
 
   async function showTrend(xids: string, range: string, rollup: string): Promise<void> {
     await page.locator('#nav').getByRole('button', { name: 'Trend' }).click();

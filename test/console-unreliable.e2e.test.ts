@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../src/paths.js';
-import { ARTIFACTS, CHROMIUM, openConsole, type ConsoleSession } from './helpers/console-browser.js';
+import { applyFilter, ARTIFACTS, assertPageClean, CHROMIUM, openConsole, type ConsoleSession } from './helpers/console-browser.js';
 import { Device } from './helpers/modbus-device.js';
 import { freePort } from './helpers/wait.js';
 
@@ -24,10 +24,7 @@ describe('web console: unreliable values (Chromium)', function () {
     await s?.close();
   });
 
-  afterEach(() => {
-    assert.deepEqual(s.pageErrors, [], 'no script errors in the page');
-    assert.deepEqual(s.cspViolations, [], 'no Content-Security-Policy violations');
-  });
+  afterEach(() => assertPageClean(s));
 
   it('greys the value of a device switched off with an "unreliable" badge saying why and since when, and clears it with the next value', async () => {
     const { api, page } = s;
@@ -53,9 +50,7 @@ describe('web console: unreliable values (Chromium)', function () {
       const point = await api.post('/rest/latest/data-points', { xid, name: 'Supply', dataSourceXid: sourceXid, unit: '°C', pointLocator: { dataType: 'NUMERIC', offset: 0, multiplier: 0.1 } });
       assert.equal(point.status, 201, point.text);
 
-      const filter = page.locator('#points-filter');
-      await filter.getByLabel('RQL filter').fill(`eq(xid,${xid})`);
-      await filter.getByRole('button', { name: 'Apply' }).click();
+      await applyFilter(page, '#points-filter', `eq(xid,${xid})`);
       const cell = page.locator(`td[data-live-xid="${xid}"]`);
       const badge = cell.locator('.unreliable-badge');
       await cell.locator('.reading').filter({ hasText: '21.5 °C' }).waitFor();

@@ -6,6 +6,7 @@
 // A screenshot of the chart goes to test/artifacts/console-trend.png.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
@@ -17,6 +18,7 @@ import { WEB_CONSOLE_DIR, webConsole } from '../src/app.js';
 import { projectRoot } from '../src/paths.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { loggedIn, type ApiClient, type List } from './helpers/client.js';
+import { HttpReceiver } from './helpers/http-receiver.js';
 import { eventually } from './helpers/wait.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
@@ -208,10 +210,13 @@ describe('web console (Chromium)', function () {
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.locator('#trend-chart').screenshot({ path: SCREENSHOT });
 
-    // Longer ranges roll up automatically (time-weighted averages); an explicit rollup is honoured.
+    // The automatic rollup keeps raw values while they are fewer than the plot has pixels (this
+    // point's ~125 values over 24 hours; console-trend-tools rolls up thousands); an explicit rollup
+    // is honoured.
     await trendForm.getByLabel('Range').selectOption('24h');
     await trendForm.getByRole('button', { name: 'Show trend' }).click();
-    await page.locator('#trend-status').filter({ hasText: /AVERAGE per 5 MINUTES, live/ }).waitFor();
+    await page.locator('#trend-status').filter({ hasText: /raw values, live/ }).waitFor();
+    assert.ok(Number(await page.locator('#trend-chart').getAttribute('data-from')) < Date.now() - 23 * 3_600_000, 'the 24-hour range');
     await trendForm.getByLabel('Rollup').selectOption('MAXIMUM');
     await trendForm.getByLabel(/^Period/).selectOption('HOURS');
     await trendForm.getByRole('button', { name: 'Show trend' }).click();
@@ -345,6 +350,282 @@ describe('web console (Chromium)', function () {
       await ctx.close();
     }
     assert.deepEqual(cspViolations, [], 'no Content-Security-Policy violations');
+  });
+
+  it("writes a computed point's script and context in the point editor, shows the 422 messages, and the point computes", async () => {
+    const ds = await api.post<{ xid: string }>('/rest/latest/data-sources', { xid: 'plant', name: 'Plant meters', modelType: 'VIRTUAL', enabled: true, updatePeriods: 1, updatePeriodType: 'HOURS' });
+    assert.equal(ds.status, 201, ds.text);
+    for (const xid of ['plant-heat', 'plant-power']) {
+      const res = await api.post('/rest/latest/data-points', { xid, name: xid, dataSourceXid: 'plant', pointLocator: { dataType: 'NUMERIC', changeType: 'NO_CHANGE' } });
+      assert.equal(res.status, 201, res.text);
+    }
+    const { ctx, p } = await consolePage();
+    try {
+      await p.getByRole('button', { name: 'New data source' }).click();
+      const sf = p.locator('#source-editor-form');
+      await sf.getByLabel('Type').selectOption('META');
+      assert.equal(await sf.getByLabel('Update period').isVisible(), false, 'a computed source does not poll');
+      await sf.getByLabel('Name', { exact: true }).fill('Computed');
+      await sf.getByRole('button', { name: 'Save data source' }).click();
+      await p.locator('#source-editor-status').filter({ hasText: 'Created data source Computed' }).waitFor();
+      await p.locator('#source-editor-close').click();
+
+      await p.getByRole('button', { name: 'Add point to Computed' }).click();
+      const pf = p.locator('#point-editor-form');
+      assert.equal(await pf.getByLabel('Settable').isVisible(), false, 'a computed point is not settable');
+      assert.equal(await pf.getByLabel('Change type').isVisible(), false);
+      await pf.getByLabel('Name', { exact: true }).fill('COP');
+      await pf.getByLabel('XID (empty: generated)').fill('plant-cop');
+      await pf.getByLabel(/^Context/).fill('heat=plant-heat, power=plant-nope');
+      await pf.getByLabel('Script').fill('heat / power.value');
+      await pf.getByRole('button', { name: 'Save point' }).click();
+      // Each refusal next to its field: the script's with its reason, the context item's naming the item.
+      await p.locator('[data-error-for="pointLocator.script"]').filter({ hasText: 'property access (. or []) is not allowed' }).waitFor();
+      await pf.getByLabel('Script').fill('heat / power');
+      await pf.getByRole('button', { name: 'Save point' }).click();
+      await p.locator('[data-error-for="pointLocator.context"]').filter({ hasText: 'context[1].xid: Data point not found: plant-nope' }).waitFor();
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await p.locator('#point-editor-panel').screenshot({ path: join(ARTIFACTS, 'console-computed-point-refused.png') });
+      await pf.getByLabel(/^Context/).fill('heat=plant-heat, power=plant-power');
+      await pf.getByLabel('Update on').selectOption('CRON');
+      await pf.getByLabel(/^Cron pattern/).fill('every minute');
+      assert.equal(await pf.getByLabel(/^Delay after a context update/).isVisible(), false, 'no delay on a cron');
+      await pf.getByRole('button', { name: 'Save point' }).click();
+      await p.locator('[data-error-for="pointLocator.cronPattern"]').filter({ hasText: 'is not a cron pattern' }).waitFor();
+      await pf.getByLabel('Update on').selectOption('CONTEXT_UPDATE');
+      await pf.getByLabel(/^Delay after a context update/).fill('0');
+      await pf.getByRole('button', { name: 'Save point' }).click();
+      await p.locator('#point-editor-status').filter({ hasText: 'Created point COP' }).waitFor();
+      const saved = await api.get<{ pointLocator: Record<string, unknown> }>('/rest/latest/data-points/plant-cop');
+      assert.deepEqual(saved.body.pointLocator, {
+        dataType: 'NUMERIC',
+        settable: false,
+        script: 'heat / power',
+        context: [{ xid: 'plant-heat', var: 'heat' }, { xid: 'plant-power', var: 'power' }],
+        updateEvent: 'CONTEXT_UPDATE',
+        executionDelayMs: 0,
+      });
+      await p.locator('#point-editor-panel').screenshot({ path: join(ARTIFACTS, 'console-computed-point.png') });
+
+      // Values of the context points make the COP.
+      const t = Date.now() - 2_000;
+      const written = await api.post('/rest/latest/point-values', [{ xid: 'plant-power', value: 2, timestamp: t }, { xid: 'plant-heat', value: 7, timestamp: t + 1 }]);
+      assert.equal(written.status, 200, written.text);
+      const cop = await eventually('the COP', async () => {
+        const res = await api.get<{ value: number; timestamp: number }[]>('/rest/latest/point-values/latest/plant-cop?limit=1');
+        return res.body[0]?.timestamp === t + 1 ? res.body[0] : undefined;
+      });
+      assert.equal(cop.value, 3.5);
+    } finally {
+      await ctx.close();
+    }
+    assert.deepEqual(cspViolations, [], 'no Content-Security-Policy violations');
+    assert.deepEqual(pageErrors, [], 'no uncaught errors in the page');
+  });
+
+  it("shows an alarm's comments, adds one, shows a refusal's field message, acknowledges with a comment; others' comments arrive live", async () => {
+    const ds = await api.post<{ xid: string; id: number }>('/rest/latest/data-sources', { name: 'Pump station', modelType: 'VIRTUAL', enabled: false });
+    assert.equal(ds.status, 201, ds.text);
+    const dp = await api.post<{ xid: string; id: number }>('/rest/latest/data-points', { name: 'Pump pressure', dataSourceXid: ds.body.xid, pointLocator: { dataType: 'NUMERIC' } });
+    assert.equal(dp.status, 201, dp.text);
+    const source = (await app.service.services.dataSources.findByXid(ds.body.xid))!;
+    const { id } = await app.service.services.events.raise({
+      alarmLevel: 'CRITICAL', eventType: 'DATA_POINT', subType: 'HIGH_LIMIT', message: 'Pump pressure above 8 bar', referenceId1: dp.body.id,
+      dataPointId: dp.body.id, dataPointXid: dp.body.xid, dataSourceId: source.id, dataSourceXid: source.xid,
+    });
+    const first = await api.post(`/rest/latest/events/${id}/comments`, { text: 'Seen on the SCADA screen too' });
+    assert.equal(first.status, 201, first.text);
+
+    const { ctx, p } = await consolePage();
+    try {
+      await p.locator('#nav').getByRole('button', { name: /Alarms/ }).click();
+      const row = p.locator(`#alarms-table tbody tr[data-event-id="${id}"]`);
+      await row.filter({ hasText: 'admin: Seen on the SCADA screen too' }).waitFor();
+      await row.getByRole('button', { name: `Comments on alarm ${id}: Pump pressure above 8 bar` }).click();
+      const panel = p.locator('#alarm-comments-panel');
+      await panel.locator('#alarm-comments-list li').filter({ hasText: 'Seen on the SCADA screen too' }).waitFor();
+      const form = panel.locator('#alarm-comment-form');
+
+      // A blank comment is the service's 422, its field message listed under the form; nothing stored.
+      await form.getByLabel('Comment').fill('   ');
+      await form.getByRole('button', { name: 'Add comment' }).click();
+      await panel.locator('#alarm-comment-messages li').filter({ hasText: 'text must not be blank' }).waitFor();
+      assert.equal(await panel.locator('#alarm-comment-status').getAttribute('data-kind'), 'error');
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await panel.screenshot({ path: join(ARTIFACTS, 'console-alarm-comment-refused.png') });
+
+      await form.getByLabel('Comment').fill('Valve V3 stuck, maintenance called');
+      await form.getByRole('button', { name: 'Add comment' }).click();
+      await panel.locator('#alarm-comment-status').filter({ hasText: `Comment added to alarm ${id}` }).waitFor();
+      assert.equal(await panel.locator('#alarm-comment-messages li').count(), 0);
+      await panel.locator('#alarm-comments-list li').nth(1).filter({ hasText: 'Valve V3 stuck, maintenance called' }).waitFor();
+      await row.locator('button', { hasText: 'Comments (2)' }).waitFor();
+
+      // Another user's comment arrives over the events WebSocket while the panel is open.
+      const other = await loggedIn(app.url, 'admin', 'admin');
+      assert.equal((await other.post(`/rest/latest/events/${id}/comments`, { text: 'Technician on the way' })).status, 201);
+      await panel.locator('#alarm-comments-list li').nth(2).filter({ hasText: 'Technician on the way' }).waitFor();
+
+      await form.getByLabel('Comment').fill('Valve replaced, pressure back to 6 bar');
+      await form.getByRole('button', { name: 'Acknowledge with comment' }).click();
+      await panel.locator('#alarm-comment-status').filter({ hasText: `Alarm ${id} acknowledged with your comment` }).waitFor();
+      await panel.locator('#alarm-comments-list li').nth(3).filter({ hasText: 'Valve replaced, pressure back to 6 bar' }).waitFor();
+      assert.equal(await panel.getByRole('button', { name: 'Acknowledge with comment' }).isHidden(), true);
+      await row.filter({ hasText: 'by admin' }).waitFor();
+
+      const event = await api.get<{ acknowledged: boolean; acknowledgedTimestamp: number; comments: { username: string; timestamp: number; text: string }[] }>(`/rest/latest/events/${id}`);
+      assert.equal(event.body.acknowledged, true);
+      assert.deepEqual(event.body.comments.map((c) => c.text), ['Seen on the SCADA screen too', 'Valve V3 stuck, maintenance called', 'Technician on the way', 'Valve replaced, pressure back to 6 bar']);
+      assert.equal(event.body.comments[3]!.timestamp, event.body.acknowledgedTimestamp);
+      await p.locator('#alarms-view').screenshot({ path: join(ARTIFACTS, 'console-alarm-comments.png') });
+      await p.setViewportSize({ width: 400, height: 900 });
+      await p.locator('#alarms-view').screenshot({ path: join(ARTIFACTS, 'console-alarm-comments-narrow.png') });
+    } finally {
+      await ctx.close();
+    }
+    assert.deepEqual(cspViolations, [], 'no Content-Security-Policy violations');
+    assert.deepEqual(pageErrors, [], 'no uncaught errors in the page');
+  });
+
+  it('creates a WEBHOOK event handler with the form (a refused URL shown at its field), sees its deliveries after an alarm, edits and deletes it; EMAIL and SET_POINT forms send their fields', async () => {
+    const receiver = new HttpReceiver();
+    const port = await receiver.listen();
+    const ds = await api.post<{ xid: string; id: number }>('/rest/latest/data-sources', { name: 'Chiller plant', modelType: 'VIRTUAL', enabled: false });
+    assert.equal(ds.status, 201, ds.text);
+    const dp = await api.post<{ xid: string; id: number }>('/rest/latest/data-points', { name: 'Chiller outlet', dataSourceXid: ds.body.xid, pointLocator: { dataType: 'NUMERIC' } });
+    assert.equal(dp.status, 201, dp.text);
+    const { ctx, p } = await consolePage();
+    try {
+      await p.locator('#nav').getByRole('button', { name: 'Event handlers' }).click();
+      await p.locator('#handlers-empty').waitFor();
+      await p.getByRole('button', { name: 'New event handler' }).click();
+      const form = p.locator('#handler-editor-form');
+      assert.equal(await form.getByLabel('Handler type').inputValue(), 'WEBHOOK');
+      await form.getByLabel('Name', { exact: true }).fill('Ops webhook');
+      await form.getByLabel('XID (empty: generated)').fill('EH_ops');
+      await form.getByLabel('URL').fill('ftp://127.0.0.1/alarms');
+      await form.getByLabel('Headers (Name=value, comma-separated)').fill('X-Site=North');
+      await form.getByLabel(/^Signing secret/).fill('s3cret-key');
+      // The default matcher: DATA_POINT events of level URGENT or above.
+      assert.equal(await form.getByLabel('Matcher 1: event type').inputValue(), 'DATA_POINT');
+      assert.equal(await form.getByLabel('Level at least').inputValue(), 'URGENT');
+      await form.getByRole('button', { name: 'Save event handler' }).click();
+      await form.locator('[data-error-for="url"]').filter({ hasText: 'must be an http or https URL' }).waitFor();
+      assert.equal(await p.locator('#handler-editor-status').getAttribute('data-kind'), 'error');
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await p.locator('#handler-editor-panel').screenshot({ path: join(ARTIFACTS, 'console-handler-refused.png') });
+      assert.equal((await api.get('/rest/latest/event-handlers/EH_ops')).status, 404);
+
+      await form.getByLabel('URL').fill(`http://127.0.0.1:${port}/hook`);
+      await form.getByRole('button', { name: 'Save event handler' }).click();
+      await p.locator('#handler-editor-status').filter({ hasText: 'Created event handler Ops webhook (EH_ops)' }).waitFor();
+      const row = p.locator('#handlers-table tbody tr[data-xid="EH_ops"]');
+      await row.filter({ hasText: `POST http://127.0.0.1:${port}/hook` }).waitFor();
+      await row.filter({ hasText: 'DATA_POINT ≥ URGENT' }).waitFor();
+      const stored = await api.get<Record<string, unknown>>('/rest/latest/event-handlers/EH_ops');
+      assert.equal(stored.status, 200, stored.text);
+      assert.deepEqual(
+        { ...stored.body, id: 0 },
+        { id: 0, xid: 'EH_ops', name: 'Ops webhook', disabled: false, handlerType: 'WEBHOOK', eventTypes: [{ eventType: 'DATA_POINT', minAlarmLevel: 'URGENT' }], url: `http://127.0.0.1:${port}/hook`, headers: { 'X-Site': 'North' } },
+      );
+
+      // An alarm of the point: the handler POSTs it, signed; the delivery shows in its list.
+      const source = (await app.service.services.dataSources.findByXid(ds.body.xid))!;
+      const { id } = await app.service.services.events.raise({
+        alarmLevel: 'CRITICAL', eventType: 'DATA_POINT', subType: 'HIGH_LIMIT', message: 'Chiller outlet above 12 °C', referenceId1: dp.body.id,
+        dataPointId: dp.body.id, dataPointXid: dp.body.xid, dataSourceId: source.id, dataSourceXid: source.xid,
+      });
+      await eventually('the webhook request', async () => (receiver.requests.length >= 1 ? true : undefined), 10_000);
+      const [request] = receiver.requests;
+      assert.equal(request!.headers['x-site'], 'North');
+      assert.equal(request!.headers['x-signature-256'], `sha256=${createHmac('sha256', 's3cret-key').update(request!.body).digest('hex')}`);
+      assert.equal(receiver.bodies<{ action: string; event: { id: number } }>()[0]!.action, 'RAISED');
+      await row.getByRole('button', { name: 'Deliveries of event handler Ops webhook' }).click();
+      const deliveries = p.locator('#deliveries-table tbody tr');
+      await eventually('the delivery listed', async () => {
+        await p.locator('#deliveries-refresh').click();
+        return (await deliveries.count()) >= 1 ? true : undefined;
+      }, 10_000, 300);
+      const delivered = deliveries.first();
+      assert.equal(await delivered.getAttribute('data-event-id'), String(id));
+      await delivered.filter({ hasText: 'RAISED' }).filter({ hasText: 'SENT' }).filter({ hasText: '200' }).waitFor();
+
+      // Acknowledged with a comment: the ACKNOWLEDGED delivery carries the event with it.
+      assert.equal((await api.put(`/rest/latest/events/acknowledge/${id}`, { comment: 'Condenser fan replaced' })).status, 200);
+      const acked = await eventually('the ACKNOWLEDGED request', async () => receiver.bodies<{ action: string; event: { comments: { text: string }[] } }>().find((b) => b.action === 'ACKNOWLEDGED'), 10_000);
+      assert.deepEqual(acked.event.comments.map((c) => c.text), ['Condenser fan replaced']);
+      await eventually('two deliveries listed', async () => {
+        await p.locator('#deliveries-refresh').click();
+        return (await deliveries.count()) >= 2 ? true : undefined;
+      }, 10_000, 300);
+      await deliveries.first().filter({ hasText: 'ACKNOWLEDGED' }).waitFor();
+      await p.locator('#handlers-view').screenshot({ path: join(ARTIFACTS, 'console-handlers.png') });
+      // At 400 px the list, the form and the deliveries are cards and rows that wrap: nothing scrolls sideways.
+      await p.setViewportSize({ width: 400, height: 900 });
+      const width = await p.evaluate<number>('document.documentElement.scrollWidth');
+      assert.ok(width <= 400, `the handlers view is ${width} px wide`);
+      await p.locator('#handlers-view').screenshot({ path: join(ARTIFACTS, 'console-handlers-400px.png') });
+      await p.setViewportSize({ width: 1280, height: 900 });
+
+      // Edit: disabled, and a second matcher; the secret left empty keeps its value.
+      await row.getByRole('button', { name: 'Edit event handler Ops webhook' }).click();
+      assert.equal(await form.getByLabel(/^Signing secret/).inputValue(), '');
+      await form.getByLabel('Disabled').check();
+      await form.getByRole('button', { name: 'Add matcher' }).click();
+      await form.getByLabel('Matcher 2: event type').selectOption('DATA_SOURCE');
+      await form.getByLabel('Detector or source XID').nth(1).fill(ds.body.xid);
+      await form.getByRole('button', { name: 'Save event handler' }).click();
+      await p.locator('#handler-editor-status').filter({ hasText: 'Saved event handler Ops webhook (EH_ops)' }).waitFor();
+      await row.filter({ hasText: 'disabled' }).filter({ hasText: `DATA_SOURCE ${ds.body.xid}` }).waitFor();
+      const edited = await api.get<{ disabled: boolean; eventTypes: unknown[] }>('/rest/latest/event-handlers/EH_ops');
+      assert.equal(edited.body.disabled, true);
+      assert.deepEqual(edited.body.eventTypes, [{ eventType: 'DATA_POINT', minAlarmLevel: 'URGENT' }, { eventType: 'DATA_SOURCE', referenceXid: ds.body.xid }]);
+
+      p.once('dialog', (dialog) => void dialog.accept());
+      await row.getByRole('button', { name: 'Delete event handler Ops webhook' }).click();
+      await p.locator('#handlers-status').filter({ hasText: 'Deleted event handler Ops webhook' }).waitFor();
+      assert.equal((await api.get('/rest/latest/event-handlers/EH_ops')).status, 404);
+      await p.locator('#handlers-empty').waitFor();
+
+      // EMAIL and SET_POINT: what the form sends (each type's fields only, recipients read from text, the
+      // escalation only when ticked); the service's answer is shown whichever it is (no SMTP here: a 422).
+      const sent = async (): Promise<Record<string, unknown>> => {
+        const request = p.waitForRequest((r) => r.method() === 'POST' && r.url().endsWith('/rest/latest/event-handlers'));
+        await form.getByRole('button', { name: 'Save event handler' }).click();
+        return (await request).postDataJSON() as Record<string, unknown>;
+      };
+      await p.getByRole('button', { name: 'New event handler' }).click();
+      await form.getByLabel('Handler type').selectOption('EMAIL');
+      await form.getByLabel('Name', { exact: true }).fill('Night shift mail');
+      await form.getByLabel(/^Recipients/).fill('admin, ops@example.com, user:x@y');
+      await form.getByLabel('Send when back to normal').check();
+      await form.getByLabel('Escalate while active and unacknowledged').check();
+      await form.getByLabel('Escalate after (ms)').fill('600000');
+      await form.getByLabel('Escalate to').fill('chief@example.com');
+      assert.deepEqual(await sent(), {
+        handlerType: 'EMAIL', name: 'Night shift mail', disabled: false,
+        recipients: [{ type: 'USER', username: 'admin' }, { type: 'ADDRESS', address: 'ops@example.com' }, { type: 'USER', username: 'x@y' }],
+        sendOnActive: true, sendOnInactive: true, sendOnAcknowledge: false,
+        escalation: { delayMs: 600000, recipients: [{ type: 'ADDRESS', address: 'chief@example.com' }] },
+        eventTypes: [{ eventType: 'DATA_POINT', minAlarmLevel: 'URGENT' }],
+      });
+      await p.locator('#handler-editor-status[data-kind="error"]').waitFor();
+      await form.getByLabel('Handler type').selectOption('SET_POINT');
+      await form.getByLabel('Target point XID').fill(dp.body.xid);
+      await form.getByLabel('Value when raised', { exact: true }).fill('42');
+      await form.locator('select[name="inactiveAction"]').selectOption('POINT_VALUE');
+      await form.getByLabel('Point whose value to set when back to normal (XID)').fill('DP_setpoint');
+      assert.deepEqual(await sent(), {
+        handlerType: 'SET_POINT', name: 'Night shift mail', disabled: false,
+        targetPointXid: dp.body.xid, activeAction: 'STATIC_VALUE', activeValue: 42, inactiveAction: 'POINT_VALUE', inactivePointXid: 'DP_setpoint',
+        eventTypes: [{ eventType: 'DATA_POINT', minAlarmLevel: 'URGENT' }],
+      });
+    } finally {
+      await ctx.close();
+      await receiver.close();
+    }
+    assert.deepEqual(cspViolations, [], 'no Content-Security-Policy violations');
+    assert.deepEqual(pageErrors, [], 'no uncaught errors in the page');
   });
 
   it('exports the configuration as a file and imports one, listing the problems of a refused document', async () => {

@@ -225,7 +225,7 @@ for (const engine of metadataEngines()) {
 
       it('reports a missing or unknown modelType', async () => {
         assertHasMessage(assertValidation(await admin.post(DS, { name: 'x' })), 'modelType', 'is required');
-        assertHasMessage(assertValidation(await admin.post(DS, { name: 'x', modelType: 'OPC_UA' })), 'modelType', 'must be one of: VIRTUAL, MODBUS_IP, MQTT_CLIENT');
+        assertHasMessage(assertValidation(await admin.post(DS, { name: 'x', modelType: 'PROFIBUS' })), 'modelType', 'must be one of: VIRTUAL, MODBUS_IP, MQTT_CLIENT, LINE_PROTOCOL, META, OPC_UA, BACNET_IP');
       });
 
       it('reports every failing field at once', async () => {

@@ -21,6 +21,7 @@ interface EventBody {
   eventType: { eventType: string; subType: string | null; referenceId1: number | null; referenceId2: number | null };
   dataPointXid: string | null;
   dataSourceXid: string | null;
+  comments: { username: string; timestamp: number; text: string }[];
 }
 
 const DS = '/rest/latest/data-sources';
@@ -28,7 +29,7 @@ const DP = '/rest/latest/data-points';
 const EV = '/rest/latest/events';
 const PASSWORD = 'secret-password-1';
 const VIEW_KEYS = [
-  'acknowledged', 'acknowledgedByUsername', 'acknowledgedTimestamp', 'active', 'activeTimestamp', 'alarmLevel', 'dataPointXid', 'dataSourceXid',
+  'acknowledged', 'acknowledgedByUsername', 'acknowledgedTimestamp', 'active', 'activeTimestamp', 'alarmLevel', 'comments', 'dataPointXid', 'dataSourceXid',
   'eventType', 'id', 'message', 'rtnApplicable', 'rtnCause', 'rtnTimestamp',
 ];
 
@@ -96,7 +97,7 @@ for (const engine of metadataEngines()) {
           id: 0, alarmLevel: 'CRITICAL', activeTimestamp: T0 + 7, active: false, rtnApplicable: true, rtnTimestamp: T0 + 70,
           rtnCause: 'RETURN_TO_NORMAL', message: 'e7 on ev-pub', acknowledged: false, acknowledgedTimestamp: null, acknowledgedByUsername: null,
           eventType: { eventType: 'DATA_POINT', subType: 'HIGH_LIMIT', referenceId1: e7.eventType.referenceId1, referenceId2: null },
-          dataPointXid: 'ev-pub', dataSourceXid: 'ev-src-pub',
+          dataPointXid: 'ev-pub', dataSourceXid: 'ev-src-pub', comments: [],
         },
       );
       assert.equal(typeof e7.eventType.referenceId1, 'number');

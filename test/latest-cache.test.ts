@@ -163,6 +163,30 @@ describe('latest-value cache (DuckDB store)', function () {
     cache.invalidate(series + 1_000); // unknown series: harmless
   });
 
+  it('does not cache a read a write overtook: readers after the write read again', async () => {
+    await temp.store.append(seriesBatch(series, 1, 3));
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reached!: () => void;
+    const atHook = new Promise<void>((resolve) => (reached = resolve));
+    spy.afterLatest = () => {
+      reached();
+      return held;
+    };
+    const reading = cache.latest(series, 1); // has read [3] from the store, held before it is cached
+    await atHook;
+    spy.afterLatest = undefined;
+    const joined = cache.latest(series, 1); // joins the read under way
+    await written([numeric(4, 4)]); // a write ends meanwhile
+    const after = cache.latest(series, 1); // began after the write: reads again
+    release();
+    assert.deepEqual(tsOf(await reading), [3], 'concurrent with the write: the value before it');
+    assert.deepEqual(tsOf(await joined), [3]);
+    assert.deepEqual(tsOf(await after), [4]);
+    assert.deepEqual(tsOf(await cache.latest(series, 1)), [4], 'the read the write overtook was not cached');
+    assert.equal(spy.latestCalls, 2);
+  });
+
   it('keeps ALPHANUMERIC text and annotations', async () => {
     await cache.latest(series, 1);
     const v: StoredValue = { ts: 5, value: null, text: 'on, "quoted"', annotation: 'by hand' };

@@ -123,8 +123,8 @@ for (const engine of metadataEngines()) {
         assert.equal((p.pointLocator as Body).startValue, 0);
         assert.equal((p.loggingProperties as Body).loggingType, 'ALL');
         assert.notEqual((p.loggingProperties as Body).discardLowLimit, null);
-        // Our answer's shape: none of the fields we do not know come back.
-        assert.equal('textRenderer' in p, false);
+        // Our answer's shape: none of the fields we do not know come back; Mango's plain renderer is ours.
+        assert.deepEqual(p.textRenderer, { type: 'PLAIN' });
         assert.equal('plotType' in p, false);
         // The client saves what it got back (with its own bookkeeping field): a PUT of it works.
         const again = await admin.put<Body>(`${API}/data-points/${xid}`, { ...p, originalId: xid, name: 'renamed' });

@@ -7,7 +7,9 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { splitLines } from '../src/store/values/questdb/ilp.js';
-import { IlpLines, ilpString, MAX_TS_MS, validateTimestamp } from '../src/store/values/questdb/index.js';
+import { appendLines, IlpLines, ilpString, MAX_TS_MS, MIN_PARALLEL_REQUEST_BYTES, planHourly, requestsAtHours, SeriesTails, validateTimestamp } from '../src/store/values/questdb/index.js';
+import { sortRows } from '../src/store/values/sort.js';
+import { BUCKET_MS, type ValueBatch } from '../src/store/values/types.js';
 
 type Field = { kind: 'string'; value: string } | { kind: 'integer'; value: bigint } | { kind: 'boolean'; value: boolean } | { kind: 'double'; value: number };
 
@@ -252,6 +254,67 @@ describe('QuestDB engine: ILP lines', () => {
       { numRuns: 300 },
     );
     assert.deepEqual(splitLines(Buffer.alloc(0), 10), []);
+  });
+
+  it("cuts an append's lines only where an hour's raw rows and its hourly row end, into requests of at most max bytes", () => {
+    const appendArb = fc.array(
+      fc.record({
+        series: fc.integer({ min: 1, max: 4 }),
+        ts: fc.integer({ min: 0, max: 30 * BUCKET_MS }),
+        value: fc.oneof(fc.double({ min: -1e6, max: 1e6, noNaN: true }), fc.constant(NaN)),
+        text: fc.option(fc.constantFrom('a', 'x\ny', 'long text '.repeat(20)), { nil: null }),
+      }),
+      { minLength: 1, maxLength: 200 },
+    );
+    fc.assert(
+      fc.property(appendArb, fc.integer({ min: 300, max: 6000 }), fc.integer({ min: 1, max: 4 }), (rows, max, parallel) => {
+        const batch: ValueBatch = {
+          length: rows.length,
+          series: Int32Array.from(rows, (r) => r.series),
+          ts: Float64Array.from(rows, (r) => r.ts),
+          value: Float64Array.from(rows, (r) => r.value),
+          text: rows.map((r) => r.text),
+          annotation: null,
+        };
+        const sorted = sortRows(batch);
+        const tails = new SeriesTails();
+        tails.load(sorted.segSeries, new Map());
+        const plan = planHourly(batch, sorted, tails);
+        const lines = appendLines({ raw: 'pv', hourly: 'pv_hourly' }, batch, sorted, plan.rows);
+        const parts = requestsAtHours(lines, max, parallel);
+        if (parts === undefined) {
+          // Only when one hour's rows alone exceed max.
+          const ends = [0, ...lines.cuts];
+          assert.ok(ends.some((end, k) => k > 0 && end - ends[k - 1]! > max), 'refused though every hour fits');
+          return;
+        }
+        assert.ok(Buffer.concat(parts).equals(lines.bytes), 'the parts are the lines, in order');
+        const read = parts.map((part) => parseLines(part));
+        assert.equal(read.flat().filter((l) => l.table === 'pv').length, sorted.n, 'one raw row per (series, ts)');
+        assert.equal(read.flat().filter((l) => l.table === 'pv_hourly').length, plan.rows.length);
+        // Each (series, hour) lives in one request: its raw rows and its hourly row.
+        const home = new Map<string, number>();
+        read.forEach((part, k) =>
+          part.forEach((line) => {
+            const hour = line.table === 'pv' ? Math.floor(Number(line.ts) / 1000 / BUCKET_MS) : Number(line.ts) / 1000 / BUCKET_MS;
+            const key = `${line.tags.series}:${hour}`;
+            assert.equal(home.get(key) ?? k, k, `rows of ${key} in requests ${home.get(key)} and ${k}`);
+            home.set(key, k);
+          }),
+        );
+        for (const [k, part] of parts.entries()) {
+          const isWholeHour = lines.cuts.includes(parts.slice(0, k + 1).reduce((n, p) => n + p.length, 0));
+          assert.ok(isWholeHour, `request ${k} ends inside an hour`);
+          assert.ok(part.length <= max, `request ${k}: ${part.length} bytes > ${max}`);
+        }
+      }),
+      { numRuns: 100 },
+    );
+    // Large enough: cut into `parallel` parts of about equal size; small: one request.
+    const big = { bytes: Buffer.alloc(4 * MIN_PARALLEL_REQUEST_BYTES), cuts: Array.from({ length: 64 }, (_, k) => ((k + 1) * 4 * MIN_PARALLEL_REQUEST_BYTES) / 64) };
+    assert.deepEqual(requestsAtHours(big, 8 * 2 ** 20, 2)?.map((b) => b.length), [2 * MIN_PARALLEL_REQUEST_BYTES, 2 * MIN_PARALLEL_REQUEST_BYTES]);
+    const small = { bytes: Buffer.alloc(MIN_PARALLEL_REQUEST_BYTES), cuts: [MIN_PARALLEL_REQUEST_BYTES / 2, MIN_PARALLEL_REQUEST_BYTES] };
+    assert.deepEqual(requestsAtHours(small, 8 * 2 ** 20, 2)?.map((b) => b.length), [MIN_PARALLEL_REQUEST_BYTES]);
   });
 
   it('accepts whole ms from 1970 to the end of 9999 and refuses anything else, naming the row', () => {

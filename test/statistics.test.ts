@@ -147,3 +147,30 @@ describe('apiStatistic', () => {
     });
   }
 });
+
+describe('StatisticsPresenter.numbers (columnar writers)', () => {
+  const asNumber = (v: unknown) => (v === null || typeof v === 'string' ? NaN : typeof v === 'boolean' ? (v ? 1 : 0) : (v as number));
+
+  it('gives every statistic of a range of periods as value() does, NaN for null, for every data type', async () => {
+    // Irregular values over 30 hours with gaps, the last in force until 26.5 h: periods of every kind.
+    const writes: { ts: number; value: number }[] = [{ ts: -20 * MINUTE, value: 3 }];
+    for (let t = 10 * MINUTE; t < 24 * HOUR; t += (7 + ((t / MINUTE) % 53)) * MINUTE) if ((t / HOUR) % 5 >= 1) writes.push({ ts: t, value: ((t / MINUTE) % 13) - 6.5 + t / 1e9 });
+    const bounds = Float64Array.from({ length: 31 }, (_, i) => i * HOUR);
+    for (const dataType of ['NUMERIC', 'BINARY', 'MULTISTATE', 'ALPHANUMERIC']) {
+      const numeric = dataType === 'NUMERIC';
+      const typed = writes.map((w) => ({ ts: w.ts, value: dataType === 'BINARY' ? (w.value > 0 ? 1 : 0) : dataType === 'ALPHANUMERIC' ? `s${w.value}` : w.value }));
+      const result = await rolledUp(typed, bounds, 26.5 * HOUR, numeric);
+      const fields = numeric ? ALL_FIELDS : (['first', 'last', 'start', 'count'] as const);
+      for (const field of fields) {
+        const presenter = new StatisticsPresenter(numeric ? 'ALL' : 'COUNT', dataType);
+        for (const [from, to] of [[0, 30], [3, 17], [29, 30]] as const) {
+          const out = presenter.numbers(result, field, from, to, new Float64Array(to - from));
+          for (let i = from; i < to; i++) {
+            const expected = asNumber(presenter.value(result, i, field));
+            assert.ok(Object.is(out[i - from], expected), `${dataType} ${field} period ${i}: ${out[i - from]}, expected ${expected}`);
+          }
+        }
+      }
+    }
+  });
+});

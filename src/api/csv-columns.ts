@@ -16,12 +16,16 @@ export interface CsvColumn {
 }
 
 /**
- * The merged table as text chunks. A point with two rows at one timestamp gives two table rows
+ * The merged table as text chunks; `timeCell` writes a row's timestamp cell (epoch ms by default). A point with two rows at one timestamp gives two table rows
  * (each row takes at most one value of each point).
  */
-export async function* mergedCsv(columns: readonly CsvColumn[], afterChunk: () => Promise<void>): AsyncGenerator<string> {
+export async function* mergedCsv(
+  columns: readonly CsvColumn[],
+  afterChunk: () => Promise<void>,
+  timeCell: (ts: number) => string = String,
+): AsyncGenerator<string> {
   const row = (ts: number, cells: readonly (string | undefined)[]) => {
-    let line = String(ts);
+    let line = timeCell(ts);
     for (let i = 0; i < cells.length; i++) line += `,${cells[i] ?? columns[i]!.empty}`;
     return `${line}\r\n`;
   };

@@ -3,6 +3,7 @@
 // whose value is null left out (Mango writes NON_NULL), timestamps as epoch ms or formatted text.
 // A rollup's period carries the presenter's statistic; ALL is Mango's flat object of statistics,
 // each with its own timestamp.
+import { PLAIN_RENDERER, renderValue } from '../core/text-renderer.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { StoredValue } from '../store/values/types.js';
 import { apiValue } from '../values/ingest/types.js';
@@ -35,9 +36,6 @@ const MEMBER: Record<MangoField, string> = {
 const POINT_FIELDS: readonly MangoField[] = ['XID', 'NAME', 'DEVICE_NAME', 'DATA_SOURCE_NAME'];
 const pointMember = (point: DataPointRecord, field: MangoField): string =>
   field === 'XID' ? point.xid : field === 'NAME' ? point.name : field === 'DEVICE_NAME' ? point.deviceName : point.dataSourceName;
-
-/** What Mango renders for "no value". */
-const RENDERED_NULL = '—';
 
 /** Timestamps of a query: epoch ms, or the text of a dateTimeFormat pattern. */
 export type FormatTime = ((ms: number) => string) | undefined;
@@ -117,11 +115,12 @@ export class MangoValueEncoder {
     return timeText(this.o.format, this.o.csv, ms);
   }
 
-  /** Mango renders through the point's text renderer; this service has none: the value as text, with the point's unit. */
+  /**
+   * Through the point's text renderer (core/text-renderer.ts; "—" for no value, as Mango). A count
+   * or an integral (`withUnit` false) is not a value of the point: PLAIN, without the unit.
+   */
   private rendered(value: PresentedValue, withUnit: boolean): string {
-    if (value === null) return RENDERED_NULL;
-    const text = String(value);
-    return withUnit && this.point.unit !== '' ? `${text} ${this.point.unit}` : text;
+    return withUnit ? renderValue(value, this.point.textRenderer, this.point.unit) : renderValue(value, PLAIN_RENDERER);
   }
 
   /** JSON members of one value (no braces, each with a leading comma): timestamp, value, raw, rendered. */

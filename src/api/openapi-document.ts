@@ -44,7 +44,21 @@ const PARAMETERS: Record<ParamName, JsonObject> = {
   timePeriodType: { name: 'timePeriodType', in: 'query', schema: { enum: [...PERIOD_TYPES] }, description: 'Without it the whole range is one period' },
   timePeriods: { name: 'timePeriods', in: 'query', schema: { type: 'integer', minimum: 1, maximum: MAX_PERIODS, default: 1 } },
   timezone: { name: 'timezone', in: 'query', schema: { type: 'string', default: 'UTC' }, description: 'IANA zone for period boundaries (DAYS and longer step by the calendar)', example: 'Europe/Berlin' },
+  format: {
+    name: 'format',
+    in: 'query',
+    schema: { enum: ['json', 'csv', 'arrow', 'parquet'] },
+    description: 'The answer\'s form; overrides Accept (application/json, text/csv, application/vnd.apache.arrow.stream, application/vnd.apache.parquet). An Accept naming none of them is a 406.',
+  },
   truncate: { name: 'truncate', in: 'query', schema: { type: 'boolean', default: false }, description: 'Move from down and to up to period boundaries first' },
+  dateTimeFormat: {
+    name: 'dateTimeFormat',
+    in: 'query',
+    schema: { type: 'string' },
+    description: 'Timestamps (JSON and CSV) as text instead of epoch ms: ISO (ISO 8601 with milliseconds and the offset of timezone, Z for UTC) or a Java DateTimeFormatter pattern',
+    example: 'ISO',
+  },
+  header: { name: 'header', in: 'query', schema: { type: 'string', enum: ['xid', 'name'], default: 'xid' }, description: 'CSV value column headers: the XID, or name (unit) of the point' },
   deleteFrom: { name: 'from', in: 'query', required: true, schema: { type: 'string' }, description: `Start, inclusive: ${INSTANT}` },
   deleteTo: { name: 'to', in: 'query', required: true, schema: { type: 'string' }, description: `End, exclusive: ${INSTANT}` },
   enabled: { name: 'enabled', in: 'query', schema: { type: 'boolean' }, description: 'true enables, false disables (or the body\'s enabled)' },
@@ -52,9 +66,11 @@ const PARAMETERS: Record<ParamName, JsonObject> = {
   copyName: { name: 'copyName', in: 'query', schema: { type: 'string' }, description: "The copy's name (default: the source's name and \" Copy\")" },
   copyDeviceName: { name: 'copyDeviceName', in: 'query', schema: { type: 'string' }, description: 'Device name of the copied points (default: each keeps its own)' },
   copyEnabled: { name: 'enabled', in: 'query', schema: { type: 'boolean', default: false }, description: 'Whether the copy runs' },
+  nodeId: { name: 'nodeId', in: 'query', schema: { type: 'string', default: 'ns=0;i=85' }, description: 'OPC UA node id whose children to list (default: the Objects folder)', example: 'ns=2;s=Tag1' },
   copyPoints: { name: 'copyPoints', in: 'query', schema: { type: 'boolean', default: false }, description: "Copy the source's points too" },
+  waitMs: { name: 'waitMs', in: 'query', schema: { type: 'integer', minimum: 100, maximum: 10000, default: 2000 }, description: 'How long to wait for I-Am answers (ms)' },
   restart: { name: 'restart', in: 'query', schema: { type: 'boolean', default: false }, description: 'With enabled=true: start the point again even when it runs. Empty means false.' },
-  include: { name: 'include', in: 'query', schema: { type: 'string' }, description: 'Comma-separated kinds to export: dataSources, dataPoints, eventDetectors, users, jsonStore. Default: all.', example: 'dataSources,dataPoints' },
+  include: { name: 'include', in: 'query', schema: { type: 'string' }, description: 'Comma-separated kinds to export: dataSources, dataPoints, eventDetectors, eventHandlers, users, jsonStore. Default: all.', example: 'dataSources,dataPoints' },
 };
 
 const ERROR_RESPONSES: Record<number, [name: string, description: string]> = {
@@ -62,6 +78,7 @@ const ERROR_RESPONSES: Record<number, [name: string, description: string]> = {
   401: ['Unauthorized', 'No, invalid or expired credentials (4008-4011)'],
   403: ['Forbidden', 'Missing permission or invalid CSRF token (4004)'],
   404: ['NotFound', 'No such resource (serviceStatusCode -1)'],
+  406: ['NotAcceptable', 'Accept names none of the forms the read answers (4005)'],
   409: ['Conflict', 'XID or username already in use (4003)'],
   413: ['PayloadTooLarge', 'Body over 1 MiB (bulk point values: 16 MiB) (4005)'],
   422: ['ValidationFailed', 'Valid JSON that fails validation; result.messages names each field (4002)'],

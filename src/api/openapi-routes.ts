@@ -37,6 +37,9 @@ export type ParamName =
   | 'timePeriods'
   | 'timezone'
   | 'truncate'
+  | 'dateTimeFormat'
+  | 'header'
+  | 'format'
   | 'deleteFrom'
   | 'deleteTo'
   | 'include'
@@ -46,7 +49,9 @@ export type ParamName =
   | 'copyName'
   | 'copyDeviceName'
   | 'copyEnabled'
-  | 'copyPoints';
+  | 'copyPoints'
+  | 'nodeId'
+  | 'waitMs';
 
 /** Media type → schema of a response body. */
 export type Content = Record<string, JsonObject>;
@@ -85,6 +90,27 @@ const listOf = (id: string): JsonObject => ({
   properties: { items: arrayOf(id), total: { type: 'integer', minimum: 0, description: 'All matches, ignoring limit()' } },
 });
 const json = (schema: JsonObject): Content => ({ 'application/json': schema });
+const DISCOVERED_DEVICES: JsonObject = {
+  type: 'object',
+  properties: {
+    devices: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          deviceInstance: { type: 'integer' },
+          address: { type: 'string', description: 'host or host:port, for the source\'s address' },
+          vendorId: { type: 'integer' },
+          name: { type: ['string', 'null'] },
+          objects: {
+            type: 'array',
+            items: { type: 'object', properties: { objectType: { type: 'string' }, objectInstance: { type: 'integer' }, name: { type: ['string', 'null'] } } },
+          },
+        },
+      },
+    },
+  },
+};
 const STRINGS: JsonObject = { type: 'array', items: { type: 'string' } };
 
 /** Mango's /json-data writes: the item's fields in the query. */
@@ -100,8 +126,16 @@ const CSV: JsonObject = { type: 'string', description: 'timestamp,value[,annotat
 const MANY_CSV_NOTE =
   'With Accept: text/csv, one table: a timestamp column, then one column per point named by its XID (ALL: <xid>.<statistic> columns), one row per distinct timestamp (per period for a rollup), empty cells where a point has no value.';
 
-/** Value reads answer JSON or, with Accept: text/csv, CSV. */
-const jsonOrCsv = (schema: JsonObject): Content => ({ 'application/json': schema, 'text/csv': CSV });
+/** Arrow and Parquet answers of the value reads (api/point-value-columns.ts). */
+const TABLE_NOTE =
+  'Columns: xid (several points: dictionary-encoded, first), timestamp (ms, UTC), value (float64, bool, int32 or utf8 by data type; ALL: one column per statistic, count int32), annotation (raw values). Streamed in record batches (Parquet: row groups).';
+const TABLES: Content = {
+  'application/vnd.apache.arrow.stream': { type: 'string', contentEncoding: 'binary', description: `Arrow IPC stream. ${TABLE_NOTE}` },
+  'application/vnd.apache.parquet': { type: 'string', contentEncoding: 'binary', description: `Parquet file. ${TABLE_NOTE}` },
+};
+
+/** Value reads answer JSON or, with Accept: text/csv, CSV, or Arrow and Parquet (Accept or ?format=). */
+const jsonOrCsv = (schema: JsonObject): Content => ({ 'application/json': schema, 'text/csv': CSV, ...TABLES });
 const valuesOrRollups: JsonObject = { type: 'array', items: { anyOf: [ref('point-value'), ref('rollup-value')] } };
 
 const ok = (description: string, content?: Content): SuccessDoc => ({ status: 200, description, content });
@@ -135,7 +169,7 @@ function crud(tag: string, base: string, noun: string, body: string, view: strin
   ];
 }
 
-const READ_PARAMS: ParamName[] = ['from', 'to', 'limit', 'rollup', 'timePeriodType', 'timePeriods', 'timezone', 'truncate'];
+const READ_PARAMS: ParamName[] = ['from', 'to', 'limit', 'rollup', 'timePeriodType', 'timePeriods', 'timezone', 'truncate', 'dateTimeFormat', 'header', 'format'];
 const READ_NOTE =
   'from inclusive, to exclusive; to defaults to now, from to 24 h before to. With rollup (other than NONE), one value per period of ' +
   'timePeriods × timePeriodType (the whole range without timePeriodType). Non-numeric points allow only NONE, FIRST, LAST, START, COUNT, ALL. ' +
@@ -163,16 +197,16 @@ const MANGO_MULTIPLE_CSV = 'CSV: timestamp, value (ALL: a column per statistic) 
 /** Mango's POST point-value queries (api/point-values-mango.ts). */
 function mangoQueries(): RouteDoc[] {
   const body = { schema: 'point-values-query', required: true };
-  const arrays: Content = { 'application/json': { type: 'object', additionalProperties: arrayOf('mango-point-value') }, 'text/csv': CSV };
-  const rows: Content = { 'application/json': arrayOf('mango-point-value-row'), 'text/csv': CSV };
-  const base = { tag: 'Point values', access: 'user' as const, body, errors: [400, 403, 404] };
+  const arrays: Content = { 'application/json': { type: 'object', additionalProperties: arrayOf('mango-point-value') }, 'text/csv': CSV, ...TABLES };
+  const rows: Content = { 'application/json': arrayOf('mango-point-value-row'), 'text/csv': CSV, ...TABLES };
+  const base = { tag: 'Point values', access: 'user' as const, body, params: ['format'] as ParamName[], errors: [400, 403, 404, 406] };
   const timePeriod = (single: boolean, rollup: boolean): RouteDoc => ({
     ...base,
     method: 'post',
     path: `${API}/point-values/${single ? 'single-array' : 'multiple-arrays'}/time-period${rollup ? '/{rollup}' : ''}`,
     summary: `Values${rollup ? ' rolled up' : ' or rollups'} of several points in a time period, ${single ? 'as one array of rows' : 'XID → array'} (Mango)`,
     description: `${MANGO_NOTE} ${MANGO_TIME_NOTE} ${single ? MANGO_SINGLE_NOTE : MANGO_MULTIPLE_CSV}${rollup ? ' Rollups Mango has and this service does not (ACCUMULATOR, FFT, *_IN_PERIOD) are a 400.' : ''}`,
-    params: rollup ? ['rollupPath'] : [],
+    params: rollup ? ['rollupPath', 'format'] : ['format'],
     success: [ok(single ? 'Rows, oldest first' : 'XID → values, oldest first', single ? rows : arrays)],
   });
   return [
@@ -182,6 +216,59 @@ function mangoQueries(): RouteDoc[] {
     timePeriod(false, true),
     timePeriod(true, false),
     timePeriod(true, true),
+  ];
+}
+
+const GRAFANA_NOTE =
+  'Grafana\'s JSON datasource contract (plugin simpod-json-datasource; its openapi.yaml), with Basic or Bearer authentication (no CSRF header: those are not session requests). ' +
+  'Unknown body fields are ignored.';
+const GRAFANA_QUERY_NOTE =
+  'Each target names a point by XID (Grafana\'s regex form of a multi-value variable, (a|b), names several), answered as one time series {target, datapoints: [[value, ms], ...]} per point, ' +
+  'named "<device> - <name>"; an ALPHANUMERIC point\'s FIRST, LAST or START values are text, answered as a table {type: "table", columns, rows: [[ms, text], ...]}. ' +
+  'A target\'s payload may name rollup (any but NONE and ALL; default: the point\'s own unless NONE, else AVERAGE for NUMERIC and LAST for other types) and timePeriod ("15 MINUTES"; ' +
+  'default: the shortest of 1 s, 10 s, 1 min, 5 min, 15 min, 1 h, 6 h, 1 day, 1 week giving at most maxDataPoints periods, default 1,000). Periods start on the step\'s boundaries in timezone ' +
+  '(an IANA zone; browser, utc or none: UTC), the first one at or before range.from; periods without a value are left out; BINARY values are 1 and 0. ' +
+  'filters (ad hoc: =, !=, =~, !~ anchored, <, >) on point tags, name and device included, leave out the points that do not match. An unknown or unreadable point fails the query (404/403); ' +
+  'more than POINT_VALUES_MAX_XIDS points or ROLLUP_MAX_PERIODS periods over all targets is a 422.';
+const GRAFANA_SERIES: JsonObject = {
+  type: 'array',
+  items: {
+    anyOf: [
+      { type: 'object', required: ['target', 'datapoints'], properties: { target: { type: 'string' }, refId: { type: 'string' }, datapoints: { type: 'array', items: { type: 'array', prefixItems: [{ type: 'number' }, { type: 'integer' }], minItems: 2, maxItems: 2 } } } },
+      { type: 'object', required: ['type', 'columns', 'rows'], properties: { type: { const: 'table' }, refId: { type: 'string' }, columns: { type: 'array', items: { type: 'object', properties: { text: { type: 'string' }, type: { type: 'string' } } } }, rows: { type: 'array', items: { type: 'array' } } } },
+    ],
+  },
+};
+const LABELLED: JsonObject = { type: 'array', items: { type: 'object', required: ['value'], properties: { label: { type: 'string' }, value: { type: 'string' } } } };
+
+/** Grafana's JSON datasource (api/grafana.ts). */
+function grafanaRoutes(): RouteDoc[] {
+  const base = { tag: 'Grafana', access: 'user' as const };
+  const path = `${API}/grafana`;
+  return [
+    { ...base, method: 'get', path, summary: 'Connection test (Grafana\'s Save & test)', description: `${GRAFANA_NOTE} 200 once the credentials are good.`, success: [ok('The caller', json({ type: 'object', properties: { status: { const: 'OK' }, username: { type: 'string' } } }))] },
+    {
+      ...base,
+      method: 'post',
+      path: `${path}/metrics`,
+      summary: 'The points the caller may read, as metrics',
+      description: `${GRAFANA_NOTE} value is the XID, label "<device> - <name>"; at most 10,000 points, by device name, name and XID (the contract has no paging; a target may name any readable XID). Each offers the payloads rollup (a select, options from /metric-payload-options) and timePeriod.`,
+      body: { schema: 'grafana-metrics', required: false },
+      success: [ok('Metrics', json({ type: 'array', items: { type: 'object', required: ['value', 'payloads'], properties: { label: { type: 'string' }, value: { type: 'string' }, payloads: { type: 'array', items: { type: 'object' } } } } }))],
+    },
+    { ...base, method: 'post', path: `${path}/metric-payload-options`, summary: 'Options of a metric\'s payload: the rollups its point allows, or the periods', description: GRAFANA_NOTE, body: { schema: 'grafana-metric-payload-options', required: true }, success: [ok('Options', json(LABELLED))], errors: [403, 404] },
+    { ...base, method: 'post', path: `${path}/query`, summary: 'Rolled-up time series of points', description: `${GRAFANA_NOTE} ${GRAFANA_QUERY_NOTE}`, body: { schema: 'grafana-query', required: true }, success: [ok('A series per point, in target order', json(GRAFANA_SERIES))], errors: [403, 404] },
+    {
+      ...base,
+      method: 'post',
+      path: `${path}/variable`,
+      summary: 'Points for a query variable',
+      description: `${GRAFANA_NOTE} payload.target is an RQL query over data points as /data-points takes it (empty: the first 1000 readable points); each point as __text "<device> - <name>" and __value its XID (also text and value).`,
+      body: { schema: 'grafana-variable', required: true },
+      success: [ok('Variable values', json({ type: 'array', items: { type: 'object', required: ['__text', '__value'], properties: { __text: { type: 'string' }, __value: { type: 'string' }, text: { type: 'string' }, value: { type: 'string' } } } }))],
+    },
+    { ...base, method: 'post', path: `${path}/tag-keys`, summary: 'Tag keys of the readable points, for ad hoc filters', description: `${GRAFANA_NOTE} name and device included, code-point order, at most 100,000.`, body: { schema: 'grafana-tag-keys', required: false }, success: [ok('Keys', json({ type: 'array', items: { type: 'object', properties: { type: { const: 'string' }, text: { type: 'string' } } } }))] },
+    { ...base, method: 'post', path: `${path}/tag-values`, summary: 'Values of a tag over the readable points, for ad hoc filters', description: `${GRAFANA_NOTE} Code-point order, at most 100,000.`, body: { schema: 'grafana-tag-values', required: true }, success: [ok('Values', json({ type: 'array', items: { type: 'object', properties: { text: { type: 'string' } } } }))] },
   ];
 }
 
@@ -197,6 +284,31 @@ const switching = (description: string, messages: Record<string, string>): Succe
     .map(([direction, id]) => `${direction}: #/components/schemas/${id}`)
     .join('; ')}.`,
 });
+
+const LINE_PROTOCOL_NOTE =
+  'The body is InfluxDB line protocol (text/plain), up to 16 MiB as sent; Content-Encoding: gzip is taken, up to 64 MiB inflated (413 beyond). ' +
+  'precision: ns (default), us, ms, s; InfluxDB 1.x\'s n, u, m, h too; digits below a millisecond are dropped. A line without a timestamp takes the server\'s time. ' +
+  'Each field value goes to every point of the LINE_PROTOCOL source whose locator measurement, field and tags match the line. All or nothing: a malformed line is a 400 naming it, ' +
+  'a series no point matches a 422 unless the source has createPoints (then its point is made: needs edit permission on the source), a value of the wrong type a 422 naming the line; ' +
+  'writing needs read and set permission on every point (403). A disabled source refuses writes (422). Authorization: Token <jwt>, Bearer <jwt> or Basic (BASIC_AUTH_ENABLED); the u and p query parameters are refused. ' +
+  'Answered 204 once durable and readable. Error bodies add InfluxDB\'s code, error and (for a line) line to the usual fields.';
+
+function lineProtocolWrites(): RouteDoc[] {
+  const write = (path: string, target: string, summary: string): RouteDoc => ({
+    method: 'post',
+    path,
+    tag: 'Point values',
+    summary,
+    description: `${target} names the data source (its XID). ${LINE_PROTOCOL_NOTE}`,
+    access: 'user',
+    success: [noContent('Values written, durable and readable')],
+    errors: [400, 403, 404, 413, 422],
+  });
+  return [
+    write(`${API}/write`, 'Query db', 'Line-protocol ingest (InfluxDB 1.x /write)'),
+    write(`${API}/api/v2/write`, 'Query bucket (org is ignored)', 'Line-protocol ingest (InfluxDB 2.x /api/v2/write)'),
+  ];
+}
 
 export const ROUTES: readonly RouteDoc[] = [
   // Service
@@ -307,7 +419,35 @@ export const ROUTES: readonly RouteDoc[] = [
     success: [{ ...ok('The copy', json(ref('data-source-view'))), headers: { Location: 'The copy' } }],
     errors: [403, 404, 409, 422],
   },
+  {
+    method: 'get',
+    path: `${API}/data-sources/{xid}/discover`,
+    tag: 'Data sources',
+    summary: 'Discover BACnet devices and their objects (BACNET_IP)',
+    description:
+      "Edit permission. A Who-Is goes to the source's broadcastAddress (and its address when set) from its localPort; each device that answers within waitMs is listed with its objects of the supported types " +
+      '(analog, binary and multi-state inputs, outputs and values) and their names, ready for point locators. 400 for another source type or a bad waitMs; 503 when the local port cannot be bound.',
+    access: 'user',
+    params: ['xid', 'waitMs'],
+    success: [ok('The devices found', json(DISCOVERED_DEVICES))],
+    errors: [400, 403, 404, 503],
+  },
   { method: 'put', path: `${API}/data-sources/enable-disable/{xid}`, tag: 'Data sources', summary: 'Enable or disable a data source', access: 'user', params: ['xid'], body: { schema: 'enable-disable', required: true }, success: [ok('The data source', json(ref('data-source-view')))], errors: [403, 404] },
+  {
+    method: 'get',
+    path: `${API}/data-sources/{xid}/browse`,
+    tag: 'Data sources',
+    summary: "Browse an OPC_UA source's server: a node's children",
+    description:
+      "The node's children by hierarchical references (nodeId, browseName, nodeClass, and a Variable's dataType), through a session of its own with the source's settings (the source need not be enabled). " +
+      'Read permission on the source. 400 for a node id that is not one or a source of another type, 404 for a node the server does not have, 502 when the server cannot be reached or refuses the session.',
+    access: 'user',
+    params: ['xid', 'nodeId'],
+    success: [
+      ok('The children', json({ type: 'array', items: { type: 'object', required: ['nodeId', 'browseName', 'nodeClass', 'dataType'], properties: { nodeId: { type: 'string' }, browseName: { type: 'string' }, nodeClass: { type: 'string' }, dataType: { type: ['string', 'null'] } } } })),
+    ],
+    errors: [400, 403, 404, 502],
+  },
   ...crud('Data sources', 'data-sources', 'data source', 'data-source', 'data-source-view', 'id, xid, name, enabled, modelType, state, runningOn', true),
   {
     method: 'put',
@@ -366,18 +506,54 @@ export const ROUTES: readonly RouteDoc[] = [
     errors: [403, 404, 409],
   },
   ...crud('Event detectors', 'event-detectors', 'event detector', 'event-detector', 'event-detector-view', 'id, xid, name, dataPointXid, detectorType, alarmLevel'),
+  ...crud('Event handlers', 'event-handlers', 'event handler', 'event-handler', 'event-handler-view', 'id, xid, name, disabled, handlerType. Superadmin only (403 otherwise)'),
+  {
+    method: 'get',
+    path: `${API}/event-handlers/{xid}/deliveries`,
+    tag: 'Event handlers',
+    summary: "A handler's deliveries",
+    description: `Every attempt of the handler (superadmin). ${RQL_NOTE} Properties: id, eventId, action, attempt, timestamp, outcome, status, error.`,
+    access: 'user',
+    params: ['xid', 'rql'],
+    success: [ok('Attempts', json(listOf('event-handler-delivery')))],
+    errors: [400, 403, 404],
+  },
 
   // Events
   { method: 'get', path: `${API}/events`, tag: 'Events', summary: 'List events', description: `${RQL_NOTE} Properties: id, active, acknowledged, alarmLevel (ordered), activeTimestamp, rtnTimestamp, eventType, dataPointXid, dataSourceXid.`, access: 'user', params: ['rql'], success: [ok('Events of points and sources the caller may read', json(listOf('event')))], errors: [400] },
   { method: 'post', path: `${API}/events/acknowledge`, tag: 'Events', summary: 'Acknowledge every event an RQL query matches', description: `${RQL_NOTE} The selection is the query alone (e.g. \`?in(id,7,8)\`): a request body is a 400 (none, an empty one, \`null\` or \`{}\` are accepted).`, access: 'user', params: ['rql'], success: [ok('How many were acknowledged', json(ref('events-acknowledged')))], errors: [400] },
-  { method: 'put', path: `${API}/events/acknowledge/{id}`, tag: 'Events', summary: 'Acknowledge an event', description: 'Acknowledging again keeps the first acknowledgement. No body.', access: 'user', params: ['eventId'], success: [ok('The event', json(ref('event')))], errors: [403, 404] },
+  {
+    method: 'put',
+    path: `${API}/events/acknowledge/{id}`,
+    tag: 'Events',
+    summary: 'Acknowledge an event, optionally with a comment',
+    description:
+      'Acknowledging again keeps the first acknowledgement. An optional body {"comment"} is stored as a comment by the acknowledging user in the same transaction (also when the event was acknowledged before: then the push is COMMENT_ADDED). No body, null or {}: no comment.',
+    access: 'user',
+    params: ['eventId'],
+    body: { schema: 'event-acknowledge', required: false },
+    success: [ok('The event, its comments included', json(ref('event')))],
+    errors: [403, 404],
+  },
+  {
+    method: 'post',
+    path: `${API}/events/{id}/comments`,
+    tag: 'Events',
+    summary: 'Comment on an event',
+    description: 'Whoever may read the event may comment on it. The text: 1 to 1,024 characters, not blank, kept as sent. The events WebSocket pushes COMMENT_ADDED.',
+    access: 'user',
+    params: ['eventId'],
+    body: { schema: 'event-comment', required: true },
+    success: [{ status: 201, description: 'The event with its comments, oldest first (the new one last)', content: json(ref('event')) }],
+    errors: [403, 404],
+  },
   { method: 'get', path: `${API}/events/{id}`, tag: 'Events', summary: 'Get an event', access: 'user', params: ['eventId'], success: [ok('The event', json(ref('event')))], errors: [403, 404] },
 
   // Point values
-  { method: 'get', path: `${API}/point-values/latest/{xid}`, tag: 'Point values', summary: 'Latest values, newest first', description: 'The first (current) value says in JSON whether the point is unreliable now (unreliable, unreliableSince, unreliableReason).', access: 'user', params: ['xid', 'latestLimit'], success: [ok('Values', jsonOrCsv(arrayOf('point-value')))], errors: [400, 403, 404] },
-  { method: 'get', path: `${API}/point-values/single/{xid}`, tag: 'Point values', summary: 'Values or rollups of one point', description: READ_NOTE, access: 'user', params: ['xid', ...READ_PARAMS], success: [ok('Values oldest first, or one rolled-up value per period', jsonOrCsv(valuesOrRollups))], errors: [400, 403, 404] },
-  { method: 'get', path: `${API}/point-values/time-period/{xid}`, tag: 'Point values', summary: 'Values or rollups of one point (Mango alias of single)', description: READ_NOTE, access: 'user', params: ['xid', ...READ_PARAMS], success: [ok('Values or rollups', jsonOrCsv(valuesOrRollups))], errors: [400, 403, 404] },
-  { method: 'get', path: `${API}/point-values/time-period/{xid}/{rollup}`, tag: 'Point values', summary: 'Rollups of one point, rollup in the path', description: READ_NOTE, access: 'user', params: ['xid', 'rollupPath', ...READ_PARAMS.filter((p) => p !== 'rollup')], success: [ok('Rollups', jsonOrCsv(valuesOrRollups))], errors: [400, 403, 404] },
+  { method: 'get', path: `${API}/point-values/latest/{xid}`, tag: 'Point values', summary: 'Latest values, newest first', description: 'The first (current) value says in JSON whether the point is unreliable now (unreliable, unreliableSince, unreliableReason).', access: 'user', params: ['xid', 'latestLimit', 'timezone', 'dateTimeFormat', 'header', 'format'], success: [ok('Values', jsonOrCsv(arrayOf('point-value')))], errors: [400, 403, 404, 406] },
+  { method: 'get', path: `${API}/point-values/single/{xid}`, tag: 'Point values', summary: 'Values or rollups of one point', description: READ_NOTE, access: 'user', params: ['xid', ...READ_PARAMS], success: [ok('Values oldest first, or one rolled-up value per period', jsonOrCsv(valuesOrRollups))], errors: [400, 403, 404, 406] },
+  { method: 'get', path: `${API}/point-values/time-period/{xid}`, tag: 'Point values', summary: 'Values or rollups of one point (Mango alias of single)', description: READ_NOTE, access: 'user', params: ['xid', ...READ_PARAMS], success: [ok('Values or rollups', jsonOrCsv(valuesOrRollups))], errors: [400, 403, 404, 406] },
+  { method: 'get', path: `${API}/point-values/time-period/{xid}/{rollup}`, tag: 'Point values', summary: 'Rollups of one point, rollup in the path', description: READ_NOTE, access: 'user', params: ['xid', 'rollupPath', ...READ_PARAMS.filter((p) => p !== 'rollup')], success: [ok('Rollups', jsonOrCsv(valuesOrRollups))], errors: [400, 403, 404, 406] },
   {
     method: 'get',
     path: `${API}/point-values/multiple-arrays/time-period/{xids}`,
@@ -386,8 +562,8 @@ export const ROUTES: readonly RouteDoc[] = [
     description: `${READ_NOTE} ${MANY_CSV_NOTE} At most POINT_VALUES_MAX_XIDS XIDs (default 100; repeats count once), else 400 naming xids. An unknown or unreadable XID fails the whole request.`,
     access: 'user',
     params: ['xids', ...READ_PARAMS],
-    success: [ok('XID → values (JSON), or one table (CSV)', { 'application/json': { type: 'object', additionalProperties: valuesOrRollups }, 'text/csv': CSV })],
-    errors: [400, 403, 404],
+    success: [ok('XID → values (JSON), or one table (CSV, Arrow, Parquet)', { 'application/json': { type: 'object', additionalProperties: valuesOrRollups }, 'text/csv': CSV, ...TABLES })],
+    errors: [400, 403, 404, 406],
   },
   {
     method: 'get',
@@ -397,11 +573,12 @@ export const ROUTES: readonly RouteDoc[] = [
     description: `${READ_NOTE} ${MANY_CSV_NOTE} At most POINT_VALUES_MAX_XIDS XIDs (default 100; repeats count once), else 400 naming xids.`,
     access: 'user',
     params: ['xids', 'rollupPath', ...READ_PARAMS.filter((p) => p !== 'rollup')],
-    success: [ok('XID → rollups (JSON), or one table (CSV)', { 'application/json': { type: 'object', additionalProperties: valuesOrRollups }, 'text/csv': CSV })],
-    errors: [400, 403, 404],
+    success: [ok('XID → rollups (JSON), or one table (CSV, Arrow, Parquet)', { 'application/json': { type: 'object', additionalProperties: valuesOrRollups }, 'text/csv': CSV, ...TABLES })],
+    errors: [400, 403, 404, 406],
   },
-  { method: 'get', path: `${API}/point-values/{xid}/latest`, tag: 'Point values', summary: 'Latest values, newest first (Mango\'s older form of /latest/{xid})', description: 'The same answer as GET /point-values/latest/{xid}; node-mango-client\'s DataPoint.getValue and getValues call this form. A point whose XID is single, time-period or latest is read through /latest/{xid}.', access: 'user', params: ['xid', 'latestLimit'], success: [ok('Values', jsonOrCsv(arrayOf('point-value')))], errors: [400, 403, 404] },
+  { method: 'get', path: `${API}/point-values/{xid}/latest`, tag: 'Point values', summary: 'Latest values, newest first (Mango\'s older form of /latest/{xid})', description: 'The same answer as GET /point-values/latest/{xid}; node-mango-client\'s DataPoint.getValue and getValues call this form. A point whose XID is single, time-period or latest is read through /latest/{xid}.', access: 'user', params: ['xid', 'latestLimit', 'timezone', 'dateTimeFormat', 'header', 'format'], success: [ok('Values', jsonOrCsv(arrayOf('point-value')))], errors: [400, 403, 404, 406] },
   ...mangoQueries(),
+  ...grafanaRoutes(),
   {
     method: 'put',
     path: `${API}/point-values/{xid}`,
@@ -425,6 +602,7 @@ export const ROUTES: readonly RouteDoc[] = [
     success: [ok('Values written', json(ref('point-values-written')))],
     errors: [403],
   },
+  ...lineProtocolWrites(),
   {
     method: 'get',
     path: `${API}/configuration/export`,
@@ -551,7 +729,7 @@ export const ROUTES: readonly RouteDoc[] = [
     path: `${API}/websocket/events`,
     tag: 'WebSocket',
     summary: 'Live events (WebSocket)',
-    description: `${WEBSOCKET_NOTE} The server pushes every raise, acknowledgement and return to normal of the events the user may read; client messages are ignored.`,
+    description: `${WEBSOCKET_NOTE} The server pushes every raise, acknowledgement, return to normal and comment (COMMENT_ADDED, with the comment in payload.comment) of the events the user may read; client messages are ignored.`,
     access: 'user',
     success: [switching('Switching to the WebSocket protocol.', { server: 'websocket-event-message' })],
     errors: [403, 503],

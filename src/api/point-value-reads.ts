@@ -4,7 +4,6 @@
 // with their permissions, and the small encoders. A bound says what is wrong; each form turns that
 // into its own error (a 400 naming a query parameter, a 422 naming a body field).
 import type { PointValueReadLimits } from '../config.js';
-import type { AppContext } from '../http/state.js';
 import type { PointValueService } from '../services/point-values.js';
 import type { Principal } from '../services/permissions.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
@@ -13,8 +12,7 @@ import type { RollupResult } from '../values/read/rollup-result.js';
 import { allowsRollup, type Rollup, type StatisticRollup, type StatisticsPresenter } from '../values/read/statistics.js';
 import { csvCell } from './csv.js';
 
-export const JSON_TYPE = 'application/json';
-export const CSV_TYPE = 'text/csv; charset=utf-8';
+export { CSV_TYPE, JSON_TYPE } from './answer-format.js';
 export const DAY_MS = 86_400_000;
 
 export interface ReadQuery {
@@ -85,10 +83,6 @@ export async function readablePoints(values: PointValueService, user: Principal,
   const points: DataPointRecord[] = [];
   for (const xid of xids) points.push(await values.readablePoint(user, xid));
   return points;
-}
-
-export function wantsCsv(ctx: AppContext): boolean {
-  return ctx.accepts('application/json', 'text/csv') === 'text/csv';
 }
 
 /** JSON text of a value: numbers (nearly all of them) without JSON.stringify's generic path. */

@@ -19,7 +19,11 @@ import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { StoredValue } from '../store/values/types.js';
 import { ROLLUPS, type Rollup } from '../values/read/statistics.js';
 import { csvHeader, MangoValueEncoder, timeText } from './mango-value-encoder.js';
-import { CSV_TYPE, effectiveRollup, JSON_TYPE, readablePoints, rollupProblem, wantsCsv, type ReadQuery } from './point-value-reads.js';
+import { CSV_TYPE, effectiveRollup, JSON_TYPE, readablePoints, rollupProblem, type ReadQuery } from './point-value-reads.js';
+import { answerFormat, isColumnar } from './answer-format.js';
+import type { ColumnBatch } from './column-table.js';
+import { concatenated, mergedByTimestamp, rawBatch, rawBatches, rollupBatches, SHARED_TABLE_PROBLEM, tableSchema } from './point-value-columns.js';
+import { sendTable } from './table-answer.js';
 import { mangoQuery, type MangoQuery, type MangoReadShape } from './point-values-mango-query.js';
 import { mergeByTimestamp, type TimedCells } from './timestamp-merge.js';
 
@@ -158,17 +162,46 @@ function pathRollupOf(text: string | undefined): Rollup | undefined {
   return text as Rollup;
 }
 
+/**
+ * A Mango read as one Arrow or Parquet table in long form (`xid` first), whatever `fields` asks:
+ * several arrays point after point, a single array merged by timestamp (newest first for latest).
+ * Bookends are left out: they are a chart's convenience, not stored values.
+ */
+async function answerTable(ctx: AppContext, format: 'arrow' | 'parquet', values: PointValueService, points: readonly DataPointRecord[], q: MangoQuery, shape: MangoReadShape): Promise<void> {
+  const reads = points.map((point) => ({ point, rollup: shape.latest ? undefined : effectiveRollup(point, q.read.rollup) }));
+  const schema = tableSchema(reads, true);
+  if (!schema) throw DomainError.invalid('rollup', SHARED_TABLE_PROBLEM, 'PointValueQuery');
+  const slice = new TimeSlice();
+  const streams = reads.map(({ point, rollup }, i) => (): AsyncGenerator<ColumnBatch> => {
+    if (shape.latest) return latestBatch(values, point, q.read.limit ?? 1, i);
+    return rollup ? rollupBatches(values, point, q.read, rollup, i, slice, q.read.limit) : rawBatches(values, point, q.read, i, slice);
+  });
+  const batches = shape.single
+    ? mergedByTimestamp(schema, streams.map((s) => s()), 1, { descending: shape.latest, limit: q.read.limit, afterBatch: () => slice.yieldIfExpired() })
+    : concatenated(streams);
+  await sendTable(ctx, format, schema, batches);
+}
+
+async function* latestBatch(values: PointValueService, point: DataPointRecord, limit: number, xid: number): AsyncGenerator<ColumnBatch> {
+  yield rawBatch(point, await values.latest(point, limit), xid);
+}
+
 /** Adds Mango's POST reads to the /point-values router. */
 export function mangoPointValueRoutes(router: Router<AppState>, values: PointValueService, limits: PointValueReadLimits, validator: Validator): void {
   const answer = async (ctx: AppContext, shape: MangoReadShape, pathRollup?: string) => {
     const rollup = pathRollupOf(pathRollup);
+    const format = answerFormat(ctx);
     const q = mangoQuery(validator, await readJson(ctx), shape, rollup, limits);
     const points = await readablePoints(values, caller(ctx).user, q.xids);
     for (const point of points) {
       const problem = rollupProblem(point, q.read.rollup);
       if (problem) throw DomainError.invalid('rollup', problem, 'PointValueQuery');
     }
-    const csv = wantsCsv(ctx);
+    if (isColumnar(format)) {
+      await answerTable(ctx, format, values, points, q, shape);
+      return;
+    }
+    const csv = format === 'csv';
     const slice = new TimeSlice();
     const reads: PointRead[] = points.map((point) => {
       const statistic = effectiveRollup(point, q.read.rollup);

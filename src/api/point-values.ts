@@ -5,7 +5,7 @@
 import Router from '@koa/router';
 import { caller } from '../http/auth.js';
 import { parseJson } from '../core/json.js';
-import { assertBodyDepth, MiB, readJson, readJsonText } from '../http/body.js';
+import { assertBodyDepth, jsonText, MiB, readJson, readJsonBytes } from '../http/body.js';
 import { sendChunks } from '../http/stream.js';
 import { readBulkColumns } from '../core/bulk-values.js';
 import { DomainError } from '../core/errors.js';
@@ -37,16 +37,21 @@ import {
   planOf,
   readablePoints,
   rollupProblem,
-  wantsCsv,
   xidCountProblem,
   type ReadQuery,
 } from './point-value-reads.js';
 import { mangoPointValueRoutes } from './point-values-mango.js';
+import { answerFormat, isColumnar } from './answer-format.js';
+import { concatenated, rawBatch, rawBatches, rollupBatches, SHARED_TABLE_PROBLEM, tableSchema } from './point-value-columns.js';
+import type { ColumnBatch } from './column-table.js';
+import { sendTable } from './table-answer.js';
 import { singleQuery } from './query-params.js';
+import { compileDateTimePattern, DateTimePatternError, type TimestampFormatter } from '../core/date-time-pattern.js';
 
 const BULK_LIMIT = 16 * MiB;
 
-const READ_PARAMS = new Set(['from', 'to', 'limit', 'rollup', 'timePeriodType', 'timePeriods', 'timezone', 'truncate']);
+const LATEST_PARAMS = new Set(['limit', 'format', 'dateTimeFormat', 'timezone', 'header']);
+const READ_PARAMS = new Set(['from', 'to', 'limit', 'rollup', 'timePeriodType', 'timePeriods', 'timezone', 'truncate', 'format', 'dateTimeFormat', 'header']);
 
 function badParam(name: string, message: string): DomainError {
   return DomainError.badRequest(`Invalid query parameter ${name}: ${message}`);
@@ -58,8 +63,59 @@ function positiveInteger(name: string, text: string, max: number): number {
   return Number(text);
 }
 
+/**
+ * How a JSON or CSV answer writes what is not a value: timestamps as epoch ms (`time` absent) or as
+ * text (`dateTimeFormat`: ISO or a pattern, in `timezone`), and CSV column headers by XID or by
+ * `name (unit)` (`header=name`).
+ */
+interface TextForm {
+  time?: TimestampFormatter;
+  names: boolean;
+}
+
+type GetQuery = ReadQuery & TextForm;
+
+/** `dateTimeFormat` and `header`, read beside the other read parameters. */
+function textForm(ctx: AppContext, zone: string): TextForm {
+  const pattern = singleQuery(ctx, 'dateTimeFormat');
+  let time: TimestampFormatter | undefined;
+  if (pattern !== undefined && pattern !== '') {
+    try {
+      time = compileDateTimePattern(pattern, zone);
+    } catch (err) {
+      if (err instanceof DateTimePatternError) throw badParam('dateTimeFormat', `must be ISO or a date-time pattern such as yyyy-MM-dd HH:mm:ss: ${err.message}`);
+      throw err;
+    }
+  }
+  const header = singleQuery(ctx, 'header');
+  if (header !== undefined && header !== 'xid' && header !== 'name') throw badParam('header', 'must be xid or name');
+  return { time, names: header === 'name' };
+}
+
+/** A timestamp as a JSON value: the number, or its text. */
+function jsonTime(q: TextForm, ts: number): string {
+  return q.time ? JSON.stringify(q.time(ts)) : String(ts);
+}
+
+/** A timestamp as a CSV cell. */
+function csvTime(q: TextForm, ts: number): string {
+  return q.time ? csvCell(q.time(ts)) : String(ts);
+}
+
+/** A point's column header for `header=name`: its name, and its unit in parentheses when it has one. */
+function pointTitle(point: DataPointRecord): string {
+  return point.unit ? `${point.name} (${point.unit})` : point.name;
+}
+
+/** `timezone`, UTC when not given; empty is not given: Mango clients send `timezone=` when they have none. */
+function zoneOf(ctx: AppContext): string {
+  const zone = singleQuery(ctx, 'timezone') || 'UTC';
+  if (!isTimeZone(zone)) throw badParam('timezone', 'must be an IANA time zone such as Europe/Berlin');
+  return zone;
+}
+
 /** Parses and checks the read parameters; `pathRollup` comes from /time-period/<xid>/<rollup>. */
-function readQuery(ctx: AppContext, pathRollup?: string): ReadQuery {
+function readQuery(ctx: AppContext, pathRollup?: string): GetQuery {
   let limit: number | undefined;
   for (const key of Object.keys(ctx.query)) {
     const fn = /^limit\((\d+)\)$/.exec(key);
@@ -86,12 +142,11 @@ function readQuery(ctx: AppContext, pathRollup?: string): ReadQuery {
   const typeText = singleQuery(ctx, 'timePeriodType');
   if (typeText !== undefined && !(PERIOD_TYPES as readonly string[]).includes(typeText)) throw badParam('timePeriodType', `must be one of ${PERIOD_TYPES.join(', ')}`);
   const periodsText = singleQuery(ctx, 'timePeriods');
-  // Empty is not given: Mango clients send `timezone=` when they have none.
-  const zone = singleQuery(ctx, 'timezone') || 'UTC';
-  if (!isTimeZone(zone)) throw badParam('timezone', 'must be an IANA time zone such as Europe/Berlin');
+  const zone = zoneOf(ctx);
   const truncateText = singleQuery(ctx, 'truncate');
   if (truncateText !== undefined && truncateText !== 'true' && truncateText !== 'false') throw badParam('truncate', 'must be true or false');
-  const q: ReadQuery = {
+  const q: GetQuery = {
+    ...textForm(ctx, zone),
     from,
     to,
     limit,
@@ -131,31 +186,35 @@ function xidsOf(xidList: string, limits: PointValueReadLimits): string[] {
 }
 
 /** `extra`: further members, each with a leading comma. */
-function rawJson(point: DataPointRecord, v: StoredValue, extra = ''): string {
+function rawJson(point: DataPointRecord, v: StoredValue, form: TextForm, extra = ''): string {
   const value = jsonValue(apiValue(point.dataType, v));
+  const ts = jsonTime(form, v.ts);
   return v.annotation === null
-    ? `{"timestamp":${v.ts},"value":${value}${extra}}`
-    : `{"timestamp":${v.ts},"value":${value},"annotation":${JSON.stringify(v.annotation)}${extra}}`;
+    ? `{"timestamp":${ts},"value":${value}${extra}}`
+    : `{"timestamp":${ts},"value":${value},"annotation":${JSON.stringify(v.annotation)}${extra}}`;
 }
 
 
-function rawCsv(point: DataPointRecord, v: StoredValue): string {
-  return `${v.ts},${csvCell(apiValue(point.dataType, v))},${csvCell(v.annotation)}\r\n`;
+function rawCsv(point: DataPointRecord, v: StoredValue, form: TextForm): string {
+  return `${csvTime(form, v.ts)},${csvCell(apiValue(point.dataType, v))},${csvCell(v.annotation)}\r\n`;
 }
 
-const RAW_CSV_HEADER = 'timestamp,value,annotation\r\n';
+/** The header of one point's raw values as CSV: its value column is `value`, or the point's title. */
+function rawCsvHeader(point: DataPointRecord, form: TextForm): string {
+  return csvRow(['timestamp', form.names ? pointTitle(point) : 'value', 'annotation']);
+}
 
 /**
  * Raw values of one point as JSON array text or CSV rows, a store batch at a time: the opening
  * goes out with the first batch, so reading that batch comes before the answer starts.
  */
-async function* rawText(values: PointValueService, point: DataPointRecord, q: ReadQuery, csv: boolean, slice: TimeSlice): AsyncGenerator<string> {
-  let text = csv ? RAW_CSV_HEADER : '[';
+async function* rawText(values: PointValueService, point: DataPointRecord, q: GetQuery, csv: boolean, slice: TimeSlice): AsyncGenerator<string> {
+  let text = csv ? rawCsvHeader(point, q) : '[';
   let first = true;
   for await (const batch of readAhead(values.range(point, q.from, q.to, q.limit))) {
     for (const v of batch) {
-      if (csv) text += rawCsv(point, v);
-      else text += (first ? '' : ',') + rawJson(point, v);
+      if (csv) text += rawCsv(point, v, q);
+      else text += (first ? '' : ',') + rawJson(point, v, q);
       first = false;
     }
     yield text;
@@ -177,20 +236,22 @@ const ENCODE_PERIODS = 1_000;
 async function* rollupText(
   values: PointValueService,
   point: DataPointRecord,
-  q: ReadQuery,
+  q: GetQuery,
   rollup: StatisticRollup,
   csv: boolean,
   slice: TimeSlice,
 ): AsyncGenerator<string> {
   const presenter = new StatisticsPresenter(rollup, point.dataType);
-  let text = csv ? csvRow(['timestamp', ...(presenter.all ? presenter.columns : ['value'])]) : '[';
+  const title = q.names ? pointTitle(point) : undefined;
+  const columns = presenter.all ? presenter.columns.map((c) => (title ? `${title}.${c}` : c)) : [title ?? 'value'];
+  let text = csv ? csvRow(['timestamp', ...columns]) : '[';
   const write = csv ? csvPeriods : jsonPeriods;
   let written = false;
   // An empty range has no periods (only from after to is an error, checked in readQuery).
   if (q.plan) {
     for await (const result of values.rollup(point, q.plan, q.now, slice)) {
       for (let i = 0; i < result.length; i += ENCODE_PERIODS) {
-        text += write(presenter, result, i, Math.min(result.length, i + ENCODE_PERIODS), written);
+        text += write(presenter, result, i, Math.min(result.length, i + ENCODE_PERIODS), written, q);
         written = true;
         if (slice.expired) {
           yield text;
@@ -207,10 +268,10 @@ async function* rollupText(
 }
 
 /** JSON elements of periods [from, to) of one computed chunk; `after`: an element is written before them. */
-function jsonPeriods(presenter: StatisticsPresenter, result: RollupResult, from: number, to: number, after: boolean): string {
+function jsonPeriods(presenter: StatisticsPresenter, result: RollupResult, from: number, to: number, after: boolean, form: TextForm): string {
   let text = '';
   for (let i = from; i < to; i++) {
-    text += `${!after && i === from ? '' : ','}{"timestamp":${result.start(i)},"value":${periodJson(presenter, result, i)}}`;
+    text += `${!after && i === from ? '' : ','}{"timestamp":${jsonTime(form, result.start(i))},"value":${periodJson(presenter, result, i)}}`;
   }
   return text;
 }
@@ -225,14 +286,14 @@ function periodJson(presenter: StatisticsPresenter, result: RollupResult, i: num
 }
 
 /** CSV rows of periods [from, to) of one computed chunk. */
-function csvPeriods(presenter: StatisticsPresenter, result: RollupResult, from: number, to: number): string {
+function csvPeriods(presenter: StatisticsPresenter, result: RollupResult, from: number, to: number, _after: boolean, form: TextForm): string {
   let text = '';
-  for (let i = from; i < to; i++) text += `${result.start(i)},${periodCells(presenter, result, i)}\r\n`;
+  for (let i = from; i < to; i++) text += `${csvTime(form, result.start(i))},${periodCells(presenter, result, i)}\r\n`;
   return text;
 }
 
 /** One point's column(s) of a multiple-arrays CSV table: raw values, or one row per period. */
-function csvColumn(values: PointValueService, point: DataPointRecord, q: ReadQuery, slice: TimeSlice): CsvColumn {
+function csvColumn(values: PointValueService, point: DataPointRecord, q: GetQuery, slice: TimeSlice): CsvColumn {
   const rollup = effectiveRollup(point, q.rollup);
   const presenter = rollup && new StatisticsPresenter(rollup, point.dataType);
   async function* rows(): AsyncGenerator<ColumnRows> {
@@ -253,8 +314,9 @@ function csvColumn(values: PointValueService, point: DataPointRecord, q: ReadQue
     }
   }
   const columns = presenter?.all ? presenter.columns : undefined;
+  const title = q.names ? pointTitle(point) : point.xid;
   return {
-    header: columns ? columns.map((f) => csvCell(`${point.xid}.${f}`)).join(',') : csvCell(point.xid),
+    header: columns ? columns.map((f) => csvCell(`${title}.${f}`)).join(',') : csvCell(title),
     empty: columns ? ','.repeat(columns.length - 1) : '',
     rows: rows(),
   };
@@ -267,13 +329,23 @@ function checkRollupAllowed(point: DataPointRecord, q: ReadQuery): void {
 }
 
 /** One point's values as text: rolled up or raw. Lazy: nothing is read before the first next(). */
-function pointText(values: PointValueService, point: DataPointRecord, q: ReadQuery, csv: boolean, slice: TimeSlice): AsyncGenerator<string> {
+function pointText(values: PointValueService, point: DataPointRecord, q: GetQuery, csv: boolean, slice: TimeSlice): AsyncGenerator<string> {
   const rollup = effectiveRollup(point, q.rollup);
   return rollup ? rollupText(values, point, q, rollup, csv, slice) : rawText(values, point, q, csv, slice);
 }
 
+/** One point's values as batches of columns (`xid`: its index in the long form's dictionary): rolled up or raw. */
+function pointBatches(values: PointValueService, point: DataPointRecord, q: ReadQuery, xid: number | undefined, slice: TimeSlice): AsyncGenerator<ColumnBatch> {
+  const rollup = effectiveRollup(point, q.rollup);
+  return rollup ? rollupBatches(values, point, q, rollup, xid, slice) : rawBatches(values, point, q, xid, slice);
+}
+
+async function* oneBatch(batch: ColumnBatch): AsyncGenerator<ColumnBatch> {
+  yield batch;
+}
+
 /** `{"<xid>": [...], ...}`: each point's text in turn, its key going out with its first chunk. */
-async function* manyText(values: PointValueService, points: readonly DataPointRecord[], q: ReadQuery, slice: TimeSlice): AsyncGenerator<string> {
+async function* manyText(values: PointValueService, points: readonly DataPointRecord[], q: GetQuery, slice: TimeSlice): AsyncGenerator<string> {
   for (let i = 0; i < points.length; i++) {
     let key = `${i === 0 ? '{' : ','}${JSON.stringify(points[i]!.xid)}:`;
     for await (const text of pointText(values, points[i]!, q, false, slice)) {
@@ -288,19 +360,23 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
   const router = new Router<AppState>({ prefix: '/point-values' });
 
   const latest = async (ctx: AppContext, xid: string) => {
-    for (const key of Object.keys(ctx.query)) if (key !== 'limit') throw badParam(key, 'unknown parameter');
+    for (const key of Object.keys(ctx.query)) if (!LATEST_PARAMS.has(key)) throw badParam(key, 'unknown parameter');
     const limitText = singleQuery(ctx, 'limit');
     const limit = limitText === undefined ? 1 : positiveInteger('limit', limitText, MAX_LATEST_LIMIT);
+    const form = textForm(ctx, zoneOf(ctx));
+    const format = answerFormat(ctx);
     const point = await values.readablePoint(caller(ctx).user, xid);
     const newest = await values.latest(point, limit);
-    if (wantsCsv(ctx)) {
+    if (isColumnar(format)) {
+      await sendTable(ctx, format, tableSchema([{ point, rollup: undefined }], false)!, oneBatch(rawBatch(point, newest, undefined)));
+    } else if (format === 'csv') {
       ctx.type = CSV_TYPE;
-      ctx.body = RAW_CSV_HEADER + newest.map((v) => rawCsv(point, v)).join('');
+      ctx.body = rawCsvHeader(point, form) + newest.map((v) => rawCsv(point, v, form)).join('');
     } else {
       ctx.type = JSON_TYPE;
       // The newest value is the point's current one: it says whether that is still what the device holds.
       const current = `,${unreliableJsonMembers(values.reliability.get(point.id))}`;
-      ctx.body = `[${newest.map((v, i) => rawJson(point, v, i === 0 ? current : '')).join(',')}]`;
+      ctx.body = `[${newest.map((v, i) => rawJson(point, v, form, i === 0 ? current : '')).join(',')}]`;
     }
   };
   router.get('/latest/:xid', (ctx) => latest(ctx, ctx.params.xid!));
@@ -308,9 +384,15 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
   const readOne = async (ctx: AppContext, xid: string, pathRollup?: string) => {
     const q = readQuery(ctx, pathRollup);
     checkPeriods(q, 1, limits);
+    const format = answerFormat(ctx);
     const point = await values.readablePoint(caller(ctx).user, xid);
     checkRollupAllowed(point, q);
-    const csv = wantsCsv(ctx);
+    if (isColumnar(format)) {
+      const rollup = effectiveRollup(point, q.rollup);
+      await sendTable(ctx, format, tableSchema([{ point, rollup }], false)!, pointBatches(values, point, q, undefined, new TimeSlice()));
+      return;
+    }
+    const csv = format === 'csv';
     await sendChunks(ctx, csv ? CSV_TYPE : JSON_TYPE, pointText(values, point, q, csv, new TimeSlice()));
   };
   router.get('/single/:xid', (ctx) => readOne(ctx, ctx.params.xid!));
@@ -321,14 +403,19 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
     const q = readQuery(ctx, pathRollup);
     const xids = xidsOf(xidList, limits);
     checkPeriods(q, xids.length, limits);
+    const format = answerFormat(ctx);
     // Every point is checked before anything is read: an unknown or unreadable XID, or a rollup a
     // point cannot have, fails the whole request.
     const points = await readablePoints(values, caller(ctx).user, xids);
     for (const point of points) checkRollupAllowed(point, q);
     const slice = new TimeSlice();
-    if (wantsCsv(ctx)) {
+    if (isColumnar(format)) {
+      const schema = tableSchema(points.map((point) => ({ point, rollup: effectiveRollup(point, q.rollup) })), true);
+      if (!schema) throw DomainError.badRequest(SHARED_TABLE_PROBLEM);
+      await sendTable(ctx, format, schema, concatenated(points.map((point, i) => () => pointBatches(values, point, q, i, slice))));
+    } else if (format === 'csv') {
       const columns = points.map((p) => csvColumn(values, p, q, slice));
-      await sendChunks(ctx, CSV_TYPE, mergedCsv(columns, () => slice.yieldIfExpired()));
+      await sendChunks(ctx, CSV_TYPE, mergedCsv(columns, () => slice.yieldIfExpired(), (ts) => csvTime(q, ts)));
     } else {
       await sendChunks(ctx, JSON_TYPE, manyText(values, points, q, slice));
     }
@@ -350,15 +437,18 @@ export function pointValuesRouter(values: PointValueService, retention: Retentio
 
   router.post('/', async (ctx) => {
     const user = caller(ctx).user;
-    const text = await readJsonText(ctx, { limit: BULK_LIMIT, depthLater: true });
-    // The usual body shape is read straight into columns (2 levels deep, so its depth needs no
-    // scan); anything else takes the general path.
-    const columns = text === undefined ? undefined : await readBulkColumns(text);
+    const options = { limit: BULK_LIMIT, depthLater: true };
+    const bytes = await readJsonBytes(ctx, options);
+    // The usual body shape is read straight from its bytes into columns (2 levels deep, so its
+    // depth needs no scan; no escapes, so no text the stores cannot hold: an XID with U+0000 names
+    // no point); anything else takes the general path, which checks the text first.
+    const columns = bytes === undefined ? undefined : await readBulkColumns(bytes);
     const fast = columns && columns.length > 0 ? await values.bulkColumns(user, columns) : undefined;
     if (fast !== undefined) {
       ctx.body = { written: fast };
       return;
     }
+    const text = bytes === undefined ? undefined : jsonText(ctx, bytes, options);
     if (text !== undefined) assertBodyDepth(ctx, text);
     ctx.body = { written: await values.bulk(user, text === undefined ? undefined : parseJson(text)) };
   });

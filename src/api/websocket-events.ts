@@ -1,9 +1,9 @@
-// /websocket/events: pushes every raise, acknowledgement and return to normal of the events the
-// socket's user may read. One EventService listener for the whole server (only while a socket is
+// /websocket/events: pushes every raise, acknowledgement, return to normal and comment (COMMENT_ADDED,
+// with the comment beside the event, which carries all of them) of the events the socket's user may read. One EventService listener for the whole server (only while a socket is
 // open); each event is serialised once, and read permission is decided once per user, not per socket.
 // The socket takes no messages: what a client sends is ignored (Mango clients send filters).
 import type { Logger } from 'pino';
-import { eventView, type EventAction, type EventRecord, type EventService } from '../services/events.js';
+import { commentView, eventView, type EventAction, type EventComment, type EventRecord, type EventService } from '../services/events.js';
 import type { UserRecord } from '../store/metadata/users.js';
 import type { Channel } from './websocket-channel.js';
 import type { Connection } from './websocket-connection.js';
@@ -14,6 +14,7 @@ const MAX_QUEUED_EVENTS = 10_000;
 interface QueuedEvent {
   action: EventAction;
   event: EventRecord;
+  comment: EventComment | undefined;
 }
 
 export class EventChannel implements Channel {
@@ -29,7 +30,7 @@ export class EventChannel implements Channel {
 
   open(conn: Connection): void {
     this.sockets.add(conn);
-    this.off ??= this.events.subscribe((action, event) => this.enqueue({ action, event }));
+    this.off ??= this.events.subscribe((action, event, _local, comment) => this.enqueue({ action, event, comment }));
     conn.onRelease(() => {
       this.sockets.delete(conn);
       if (this.sockets.size > 0) return;
@@ -65,7 +66,7 @@ export class EventChannel implements Channel {
     }
   }
 
-  private async deliver({ action, event }: QueuedEvent): Promise<void> {
+  private async deliver({ action, event, comment }: QueuedEvent): Promise<void> {
     const byUser = new Map<number, { user: UserRecord; sockets: Connection[] }>();
     for (const conn of this.sockets) {
       const entry = byUser.get(conn.auth.user.id) ?? { user: conn.auth.user, sockets: [] };
@@ -76,7 +77,7 @@ export class EventChannel implements Channel {
     await Promise.all(
       [...byUser.values()].map(async ({ user, sockets }) => {
         if (!(await this.events.mayRead(user, event))) return;
-        text ??= Buffer.from(JSON.stringify({ status: 'OK', payload: { action, event: eventView(event) } }));
+        text ??= Buffer.from(JSON.stringify({ status: 'OK', payload: { action, event: eventView(event), ...(comment ? { comment: commentView(comment) } : {}) } }));
         for (const conn of sockets) conn.send(text);
       }),
     );

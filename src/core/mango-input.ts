@@ -132,3 +132,26 @@ export function detectorFromMango(body: unknown): { body: unknown; source?: Mang
   }
   return { body: out, source: { sourceId: body.sourceId } };
 }
+
+/** Mango's text renderer types (node-mango-client, Mango 3 and 4 exports) → ours (core/text-renderer.ts). */
+const MANGO_TEXT_RENDERERS: Record<string, (r: Body) => Body> = {
+  textRendererPlain: () => ({ type: 'PLAIN' }),
+  textRendererAnalog: (r) => ({ type: 'ANALOG', format: r.format }),
+  textRendererBinary: (r) => ({ type: 'BINARY', zeroLabel: r.zeroLabel, oneLabel: r.oneLabel }),
+  textRendererMultistate: (r) => ({
+    type: 'MULTISTATE',
+    values: Array.isArray(r.multistateValues) ? r.multistateValues.map((v: unknown) => (isObject(v) ? { key: v.key, text: v.text } : v)) : r.multistateValues,
+  }),
+};
+
+/**
+ * A data point: Mango's `textRenderer` (`{type: "textRendererAnalog", format, suffix, ...}`) in our
+ * form; Mango's renderers without an equivalent here (range, time, none) are left out, as if not
+ * given: the stored renderer stays. Its suffix and colours are Mango's own and are dropped.
+ */
+export function dataPointFromMango(body: unknown): unknown {
+  if (!isObject(body) || !isObject(body.textRenderer) || typeof body.textRenderer.type !== 'string' || !body.textRenderer.type.startsWith('textRenderer')) return body;
+  const { textRenderer, ...rest } = body;
+  const ours = MANGO_TEXT_RENDERERS[textRenderer.type as string];
+  return ours ? { ...rest, textRenderer: ours(textRenderer) } : rest;
+}

@@ -68,6 +68,16 @@ export class RefreshingCache<K extends string | number, V extends object> {
     this.cache.set(key, value);
   }
 
+  /** Caches `value` unless the key is cached already (a warm-up must not replace a fresher entry). */
+  prime(key: K, value: V): void {
+    if (!this.cache.has(key)) this.cache.set(key, value);
+  }
+
+  /** How many entries are cached. */
+  get size(): number {
+    return this.cache.size;
+  }
+
   forget(key: K): void {
     this.cache.delete(key);
   }

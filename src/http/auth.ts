@@ -1,5 +1,5 @@
-// Authentication middleware: resolves the caller from the Authorization header (Bearer JWT or
-// Basic) or the session cookie, and refuses anonymous callers outside the public paths.
+// Authentication middleware: resolves the caller from the Authorization header (Bearer or Token JWT,
+// or Basic) or the session cookie, and refuses anonymous callers outside the public paths.
 import type { Context, Next } from 'koa';
 import type { AuthService } from '../services/auth.js';
 import { API_PREFIX } from '../core/api-paths.js';
@@ -49,7 +49,8 @@ async function fromAuthorizationHeader(auth: AuthService, c: PresentedCredential
   const space = header.indexOf(' ');
   const scheme = (space < 0 ? header : header.slice(0, space)).toLowerCase();
   const value = space < 0 ? '' : header.slice(space + 1).trim();
-  if (scheme === 'bearer') return { user: await auth.token(value, c.beforeCostlyCheck), method: 'token' };
+  // `Token` is InfluxDB's word for the same thing (its clients and Telegraf send it).
+  if (scheme === 'bearer' || scheme === 'token') return { user: await auth.token(value, c.beforeCostlyCheck), method: 'token' };
   if (scheme === 'basic') {
     if (!basicEnabled) throw DomainError.unauthenticated('Basic authentication is disabled');
     const credentials = parseBasic(value);

@@ -62,11 +62,11 @@ export interface BodyOptions {
   depthLater?: boolean;
 }
 
-/** Decodes UTF-8 strictly: bytes that are not UTF-8 are the client's mistake, never U+FFFD. */
-function utf8Text(bytes: Buffer): string {
+/** Checks UTF-8 strictly: bytes that are not UTF-8 are the client's mistake, never U+FFFD. Drops a byte order mark. */
+function utf8Bytes(bytes: Buffer): Buffer {
   if (!isUtf8(bytes)) throw DomainError.badRequest('Request body is not valid UTF-8');
-  const text = bytes.toString('utf8');
-  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text; // a byte order mark is allowed, not content
+  // A byte order mark is allowed, not content.
+  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.subarray(3) : bytes;
 }
 
 /**
@@ -77,6 +77,16 @@ function utf8Text(bytes: Buffer): string {
  * checked here only where a suspect string made the text rule parse it: the caller parses.
  */
 export async function readJsonText(ctx: Context, options: BodyOptions = {}): Promise<string | undefined> {
+  const bytes = await readJsonBytes(ctx, options);
+  return bytes === undefined ? undefined : jsonText(ctx, bytes, options);
+}
+
+/**
+ * The first half of readJsonText: the body's bytes once its content type, size and UTF-8 are
+ * checked (no byte order mark). For a reader of bytes in a fixed shape (the bulk reader); whatever
+ * it declines goes through jsonText, the other half, before anything else reads it.
+ */
+export async function readJsonBytes(ctx: Context, options: BodyOptions = {}): Promise<Buffer | undefined> {
   const limit = options.limit ?? DEFAULT_BODY_LIMIT;
   if (!hasBody(ctx)) {
     if (options.optional) return undefined;
@@ -99,7 +109,12 @@ export async function readJsonText(ctx: Context, options: BodyOptions = {}): Pro
     if (type === 'entity.too.large') throw tooLarge(limit);
     throw DomainError.badRequest('Could not read the request body');
   }
-  const text = utf8Text(bytes);
+  return utf8Bytes(bytes);
+}
+
+/** The second half of readJsonText: the bytes as text, blank (undefined when `optional`), depth and text rule checked. */
+export function jsonText(ctx: Context, bytes: Buffer, options: BodyOptions = {}): string | undefined {
+  const text = bytes.toString('utf8');
   if (text.trim() === '') {
     if (options.optional) return undefined;
     throw DomainError.badRequest('A JSON request body is required');

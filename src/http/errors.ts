@@ -6,6 +6,7 @@ import type Koa from 'koa';
 import type { Context, Next } from 'koa';
 import type { Logger } from 'pino';
 import { DomainError, type ErrorKind, type ValidationMessage } from '../core/errors.js';
+import { influxErrorFields, isInfluxWritePath } from './influx-errors.js';
 import { NOSNIFF } from './security-headers.js';
 import type { AppState } from './state.js';
 
@@ -142,7 +143,7 @@ export function errorMiddleware(log: Logger) {
       const failure = failureOf(err, ctx, log);
       ctx.status = httpStatus(failure);
       ctx.set(errorHeaders(failure));
-      ctx.body = errorBody(failure);
+      ctx.body = isInfluxWritePath(ctx.path) ? { ...errorBody(failure), ...influxErrorFields(failure, ctx.status) } : errorBody(failure);
     }
   };
 }

@@ -5,10 +5,12 @@ import type { Logger } from 'pino';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Config } from '../config.js';
 import type { DataSourceService } from '../services/data-sources.js';
+import type { EventHandlerService } from '../services/event-handlers.js';
 import type { EventService } from '../services/events.js';
 import type { PointValueService } from '../services/point-values.js';
 import type { RetentionService } from '../services/retention.js';
 import type { TokenService } from '../services/tokens.js';
+import type { DeliveryCounts } from '../store/metadata/event-handlers.js';
 import { httpMetrics, type HttpLabels } from './http-metrics.js';
 
 const DATA_SOURCE_STATES = ['RUNNING', 'STOPPED', 'ERROR'] as const;
@@ -30,7 +32,9 @@ export interface MetricsSources {
   dataSources: Pick<DataSourceService, 'all'>;
   events: Pick<EventService, 'list'>;
   tokens: Pick<TokenService, 'signatureVerifications'>;
-  retention: Pick<RetentionService, 'purgedValues' | 'lastPurge'>;
+  retention: Pick<RetentionService, 'purgedValues' | 'lastPurge' | 'purgedDeliveries'>;
+  eventHandlers: Pick<EventHandlerService, 'pendingJobs'>;
+  deliveryCounts: Pick<DeliveryCounts, 'entries'>;
   /** Per-point warnings (unreadable messages) and driver starts, counted per source xid; the sources run here. */
   runtime: {
     readonly warnings: { readonly counts: ReadonlyMap<string, number> };
@@ -109,6 +113,43 @@ export class ServiceMetrics {
       registers,
       collect() {
         this.set((s.retention.lastPurge ?? 0) / 1000);
+      },
+    });
+    const delivered = new Map<string, number>();
+    new Counter({
+      name: 'dds_event_handler_deliveries_total',
+      help: 'Event handler deliveries recorded by this instance since start, by handler type and outcome (SENT, FAILED: to be retried or refused for good, GAVE_UP: after 24 h of retries or refused at raise by a full queue)',
+      labelNames: ['handler_type', 'outcome'],
+      registers,
+      collect() {
+        for (const { handlerType, outcome, count } of s.deliveryCounts.entries()) {
+          const key = `${handlerType} ${outcome}`;
+          this.inc({ handler_type: handlerType, outcome }, count - (delivered.get(key) ?? 0));
+          delivered.set(key, count);
+        }
+      },
+    });
+    let purgedDeliveries = 0;
+    new Counter({
+      name: 'dds_event_handler_deliveries_purged_total',
+      help: 'Event handler deliveries deleted by this instance\'s retention runs (EVENT_HANDLER_DELIVERY_RETENTION) since start',
+      registers,
+      collect() {
+        this.inc(s.retention.purgedDeliveries - purgedDeliveries);
+        purgedDeliveries = s.retention.purgedDeliveries;
+      },
+    });
+    new Gauge({
+      name: 'dds_event_handler_jobs_pending',
+      help: 'Event handler jobs waiting in the cluster (due, under way or waiting for a retry), by handler type',
+      labelNames: ['handler_type'],
+      registers,
+      async collect() {
+        try {
+          for (const [type, n] of await s.eventHandlers.pendingJobs()) this.set({ handler_type: type }, n);
+        } catch (err) {
+          log.warn({ err }, 'metrics: counting event handler jobs failed');
+        }
       },
     });
     // Each costs ~1.3–2.7 ms of CPU: a client refused by a rate limit must not make it grow.

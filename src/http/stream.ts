@@ -1,4 +1,4 @@
-// A response body streamed from text chunks, with backpressure. The first chunk is computed before
+// A response body streamed from text (or byte) chunks, with backpressure. The first chunk is computed before
 // the answer starts, so a failure there is still an error response; a failure after the first byte
 // cannot be one any more: Koa's pipeline then destroys the response (the client sees a truncated
 // body, never a cut-off answer closed as if whole) and the app's error handler logs it
@@ -17,8 +17,8 @@ const BUFFERED_BYTES = 64 * 1024;
  * A body stream of `chunks`, pulled only as the socket drains. A failure of `chunks` is reported
  * as a LateFailure (the answer has started by then); a client that goes away stops `chunks`.
  */
-export function streamBody(chunks: AsyncGenerator<string>): Readable {
-  async function* body(): AsyncGenerator<string> {
+export function streamBody(chunks: AsyncGenerator<string | Uint8Array>): Readable {
+  async function* body(): AsyncGenerator<string | Uint8Array> {
     try {
       yield* chunks;
     } catch (err) {
@@ -31,9 +31,9 @@ export function streamBody(chunks: AsyncGenerator<string>): Readable {
 }
 
 /** Answers `chunks`, the first one computed before the answer starts. */
-export async function sendChunks(ctx: Context, type: string, chunks: AsyncGenerator<string>): Promise<void> {
+export async function sendChunks(ctx: Context, type: string, chunks: AsyncGenerator<string | Uint8Array>): Promise<void> {
   const first = await chunks.next();
-  async function* rest(): AsyncGenerator<string> {
+  async function* rest(): AsyncGenerator<string | Uint8Array> {
     if (first.done) return;
     yield first.value;
     yield* chunks;

@@ -24,7 +24,7 @@ import { KeyedFifoLock } from '../core/fifo-lock.js';
 import { DeviceWriteError, type DeviceValue } from '../services/point-values.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
 import type { DataSourceRecord, DataSourceState, DataSourceType } from '../store/metadata/data-sources.js';
-import { type DriverContext, type DriverFactory, type ProducedValue, type SourceDriver } from './driver.js';
+import { type DriverContext, type DriverFactory, type NewPoint, type ProducedValue, type SourceDriver } from './driver.js';
 import { PointWarnings, type WarningStore } from './point-warnings.js';
 
 /** Sources started or stopped at once (each costs store round trips; drivers do not wait for devices). */
@@ -42,6 +42,8 @@ export interface RuntimeSources {
 
 export interface RuntimePoints extends WarningStore {
   forSource(sourceId: number): Promise<DataPointRecord[]>;
+  /** Makes points a driver asks for on its source (DriverContext.createPoints); absent: refused. */
+  createForSource?(source: DataSourceRecord, points: readonly NewPoint[]): Promise<DataPointRecord[]>;
 }
 
 export interface RuntimeValues {
@@ -364,6 +366,10 @@ export class DataSourceRuntime {
       periodMs: updatePeriodMs(r.source),
       signal: r.controller.signal,
       lastValue: (point) => o.values.lastValue(point),
+      createPoints: async (made) => {
+        if (!o.points.createForSource) throw new Error('points cannot be made here');
+        return made.length === 0 ? [] : o.points.createForSource(r.source, made);
+      },
       async accept(values) {
         if (!live() || values.length === 0) return;
         if (warnings.anyOpen) for (const v of values) warnings.goodValue(v.point.id);

@@ -14,6 +14,15 @@ export interface ProducedValue {
   ts?: number;
 }
 
+/** A point a driver makes for what its device announces (a Sparkplug BIRTH's metric, with createPoints). */
+export interface NewPoint {
+  xid: string;
+  name: string;
+  deviceName?: string;
+  /** The source type's locator, with dataType and settable. */
+  pointLocator: Record<string, unknown>;
+}
+
 export interface DriverContext {
   /** The source as it was when the driver started (an update restarts the driver). */
   readonly source: DataSourceRecord;
@@ -49,6 +58,13 @@ export interface DriverContext {
    * still read some points, and its points stay unreliable after it recovered until they are read.
    */
   unreliable(points: readonly DataPointRecord[], reason: string): void;
+  /**
+   * Makes these points on the source (set permission for its editors), as one change: the source
+   * then restarts once with them (the driver calling it is stopped meanwhile). Resolves with the
+   * points made; rejects when one cannot be made (an XID in use), after those made before it. Absent
+   * where points cannot be made (test contexts, the bench).
+   */
+  createPoints?(points: readonly NewPoint[]): Promise<DataPointRecord[]>;
   /** The point's newest stored value as the API shows it (a restarted generator continues from it). */
   lastValue(point: DataPointRecord): Promise<number | boolean | string | undefined>;
   /** Aborted when the driver is stopped: pending waits and retries should end. */

@@ -6,6 +6,7 @@
 // connection is lost (cleared by each one's next message, not by the reconnect: what was published
 // meanwhile is gone), and a point whose locator MQTT refuses, for good. An unreadable payload is a
 // warning only: it shows that the point's publisher is there.
+// Sparkplug B payloads (payloadFormat SPARKPLUG_B) are read by sparkplug.ts, on the same helpers.
 // "Publish" in this file is MQTT's word (a message sent to the broker), not the live bus's.
 import { connect, type IClientOptions, type MqttClient } from 'mqtt';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
@@ -15,17 +16,17 @@ import { compileJsonPath, hasWildcards, Payload, readPayload, topicFilterProblem
 /** Values waiting for the pipeline beyond this are dropped, oldest first. */
 export const QUEUE_LIMIT = 10_000;
 /** How long stop() lets writes awaiting an acknowledgement and the DISCONNECT finish. */
-const STOP_GRACE_MS = 1_000;
-const CONNECT_TIMEOUT_MS = 10_000;
+export const STOP_GRACE_MS = 1_000;
+export const CONNECT_TIMEOUT_MS = 10_000;
 /** A write the broker has not acknowledged by then is reported as failed (the REST caller is waiting). */
-const WRITE_TIMEOUT_MS = 10_000;
+export const WRITE_TIMEOUT_MS = 10_000;
 /** How long a written payload is expected back from our own subscription. */
 const ECHO_TTL_MS = 5_000;
-const CONNECTION = 'connection';
+export const CONNECTION = 'connection';
 const OVERLOAD = 'overload';
 const ACCEPT = 'accept';
 
-interface MqttSettings {
+export interface MqttSettings {
   brokerUrl: string;
   clientId: string;
   username: string;
@@ -143,7 +144,7 @@ class MqttDriver implements SourceDriver {
   /** One connection, from connecting to closing; resolves when it is closed, never rejects. */
   private session(): Promise<SessionEnd> {
     return new Promise((resolve) => {
-      const client = connect(this.settings.brokerUrl, this.clientOptions());
+      const client = connect(this.settings.brokerUrl, clientOptions(this.ctx.source.xid, this.settings));
       this.client = client;
       let established = false;
       let reason: string | null = null; // the first error says why the session ended
@@ -167,23 +168,6 @@ class MqttDriver implements SourceDriver {
         resolve({ established, reason: reason ?? (established ? 'connection lost' : 'connection closed before the broker accepted it') });
       });
     });
-  }
-
-  private clientOptions(): IClientOptions {
-    const { clientId, username, password } = this.settings;
-    return {
-      // 3.1.1: the version every broker speaks. Reconnection is ours (with backoff), and so is the
-      // subscription after each connect: hence no automatic reconnect, resubscribe or offline queue.
-      protocolVersion: 4,
-      reconnectPeriod: 0,
-      resubscribe: false,
-      queueQoSZero: false,
-      clean: true,
-      connectTimeout: CONNECT_TIMEOUT_MS,
-      clientId: clientId || `dds_${this.ctx.source.xid.replace(/[^\w-]/g, '').slice(0, 40)}_${Math.random().toString(16).slice(2, 10)}`,
-      ...(username ? { username } : {}),
-      ...(password ? { password } : {}),
-    };
   }
 
   private async subscribe(client: MqttClient): Promise<void> {
@@ -246,8 +230,26 @@ class MqttDriver implements SourceDriver {
   }
 }
 
+/** The MQTT client's options for a source (plain JSON or Sparkplug B). */
+export function clientOptions(sourceXid: string, settings: Pick<MqttSettings, 'clientId' | 'username' | 'password'>): IClientOptions {
+  const { clientId, username, password } = settings;
+  return {
+    // 3.1.1: the version every broker speaks. Reconnection is ours (with backoff), and so is the
+    // subscription after each connect: hence no automatic reconnect, resubscribe or offline queue.
+    protocolVersion: 4,
+    reconnectPeriod: 0,
+    resubscribe: false,
+    queueQoSZero: false,
+    clean: true,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    clientId: clientId || `dds_${sourceXid.replace(/[^\w-]/g, '').slice(0, 40)}_${Math.random().toString(16).slice(2, 10)}`,
+    ...(username ? { username } : {}),
+    ...(password ? { password } : {}),
+  };
+}
+
 /** Closes a client: DISCONNECT when connected, the socket destroyed when that takes longer than the grace. */
-function endClient(client: MqttClient, graceMs: number): Promise<void> {
+export function endClient(client: MqttClient, graceMs: number): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(() => {
       client.stream.destroy();
@@ -261,7 +263,7 @@ function endClient(client: MqttClient, graceMs: number): Promise<void> {
 }
 
 /** Resolves when the promise settles or after ms, whichever is first. */
-function within(promise: Promise<unknown>, ms: number): Promise<void> {
+export function within(promise: Promise<unknown>, ms: number): Promise<void> {
   return new Promise((resolve) => {
     const timer = setTimeout(resolve, ms);
     const done = () => {
@@ -283,14 +285,14 @@ function toMqttPoint(record: DataPointRecord): MqttPoint | string {
   return path ? { record, topic, path } : `jsonPath '${jsonPath}' is not a path such as $.value or items[0].v`;
 }
 
-function mqttSettings(settings: Record<string, unknown>): MqttSettings {
+export function mqttSettings(settings: Record<string, unknown>): MqttSettings {
   const text = (v: unknown) => (typeof v === 'string' ? v : '');
   const qos = settings.qos === 1 || settings.qos === 2 ? settings.qos : 0;
   return { brokerUrl: text(settings.brokerUrl), clientId: text(settings.clientId), username: text(settings.username), password: text(settings.password), qos };
 }
 
 /** The broker URL without user name and password (messages end up in lastError and events). */
-function displayUrl(brokerUrl: string): string {
+export function displayUrl(brokerUrl: string): string {
   try {
     const url = new URL(brokerUrl);
     url.username = '';
@@ -318,14 +320,14 @@ const SOCKET_ERRORS: Record<string, string> = {
 };
 
 /** mqtt.js errors as short, stable texts: CONNACK refusals carry a numeric code, socket errors a string one. */
-function describeError(err: Error & { code?: unknown }): string {
+export function describeError(err: Error & { code?: unknown }): string {
   if (err.message === 'connack timeout') return `no answer from the broker within ${CONNECT_TIMEOUT_MS / 1000} s`;
   if (typeof err.code === 'number') return CONNACK_REFUSALS[err.code] ?? err.message;
   if (typeof err.code === 'string') return SOCKET_ERRORS[err.code] ?? err.message;
   return err.message;
 }
 
-function errorText(err: unknown): string {
+export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
@@ -333,7 +335,7 @@ function errorText(err: unknown): string {
  * The source's open problems by key (connection, overload, a bad point locator): fault() when one
  * appears or its message changes, recovered() when the last one clears.
  */
-class Health {
+export class Health {
   private readonly problems = new Map<string, string>();
 
   constructor(private readonly ctx: Pick<DriverContext, 'fault' | 'recovered'>) {}
@@ -366,6 +368,7 @@ export class Inbox {
   private accepting = false;
   private droppedSinceReport = 0;
   private droppedInEpisode = 0;
+  private settledWaiters: (() => void)[] = [];
 
   constructor(
     private readonly ctx: Pick<DriverContext, 'accept'>,
@@ -387,6 +390,19 @@ export class Inbox {
 
   clear(): void {
     this.queue = [];
+    this.wake();
+  }
+
+  /** Resolves once the values pushed so far went through accept() (at once when none wait). */
+  settled(): Promise<void> {
+    if (this.queue.length === 0 && !this.accepting && !this.scheduled) return Promise.resolve();
+    return new Promise((resolve) => this.settledWaiters.push(resolve));
+  }
+
+  private wake(): void {
+    const waiters = this.settledWaiters;
+    this.settledWaiters = [];
+    for (const w of waiters) w();
   }
 
   /** One drain per tick at most, and none while an accept is pending (the drain loop takes those). */
@@ -418,6 +434,7 @@ export class Inbox {
       this.health.clear(OVERLOAD);
     }
     if (this.queue.length > 0 && !this.signal.aborted) this.schedule();
+    else this.wake();
   }
 
   private reportDrops(): void {

@@ -7,7 +7,9 @@
 //   relayed onto that instance's bus. Which points each instance follows comes in `follows`
 //   announcements (in parts of FOLLOWS_PART ids), repeated every FOLLOWS_EVERY_MS and on `hello`;
 //   an instance not heard of for FOLLOWS_EXPIRE_MS no longer counts.
-// - `ev`: an event raised, acknowledged or returned to normal; told to this instance's listeners.
+// - `ev`: an event raised, acknowledged, returned to normal or commented; told to this instance's
+//   listeners. Without its comments, which can be far more than a NOTIFY holds: `n` says how many it
+//   has (the receiver then reads it), `k` is the id of the comment the action added.
 // - `user`, `sess`, `point`: caches to forget; `user` may carry what live connections must hear.
 //   `points`: many points changed at once (an import), `[id, xid]` pairs in parts.
 // - `keys`: the token signing keys were reset; every token issued before stops working here too.
@@ -17,7 +19,7 @@
 import type { Logger } from 'pino';
 import { RESYNC, type ClusterChannel } from '../store/cluster/index.js';
 import type { StoredValue } from '../store/values/types.js';
-import type { EventAction, EventRecord, EventService } from './events.js';
+import type { EventAction, EventComment, EventRecord, EventService } from './events.js';
 import type { LiveValue, LiveValueKind } from '../values/live/bus.js';
 import type { Unreliability } from '../values/live/reliability.js';
 import type { PointValueService } from './point-values.js';
@@ -87,7 +89,7 @@ export class ClusterLink {
     sessions.onEnded((hashes) => {
       for (let i = 0; i < hashes.length; i += SESSIONS_PART) this.send('sess', hashes.slice(i, i + SESSIONS_PART));
     });
-    this.off.push(events.subscribe((action, event, local) => local && this.send('ev', { a: action, e: event })));
+    this.off.push(events.subscribe((action, event, local, comment) => local && this.send('ev', relayedEvent(action, event, comment))));
     this.off.push(tokens.onKeysReset((local) => local && this.send('keys', 0)));
     const { reliability } = pointValues;
     this.off.push(reliability.onChange((ids, local) => local && this.tellReliability(ids)));
@@ -111,8 +113,8 @@ export class ClusterLink {
     this.on('sess', (body) => sessions.endedElsewhere(body as string[]));
     this.on('keys', () => void tokens.keysResetElsewhere().catch((err: unknown) => this.log.warn({ err }, 'reloading the token keys failed')));
     this.on('ev', (body) => {
-      const { a, e } = body as { a: EventAction; e: EventRecord };
-      events.publishedElsewhere(a, e);
+      const { a, e, n, k } = body as EventBody;
+      events.publishedElsewhere(a, e, { count: n ?? 0, ...(k === undefined ? {} : { addedId: k }) });
     });
     this.on('point', (body) => {
       const { id, xid } = body as { id: number; xid: string };
@@ -287,4 +289,17 @@ export class ClusterLink {
       f.heard = Date.now();
     }
   }
+}
+
+/** An `ev` message: the event without its comments (`e`), how many it has (`n`), the one added (`k`). */
+interface EventBody {
+  a: EventAction;
+  e: EventRecord;
+  n?: number;
+  k?: number;
+}
+
+function relayedEvent(action: EventAction, event: EventRecord, comment: EventComment | undefined): EventBody {
+  const { comments, ...rest } = event;
+  return { a: action, e: { ...rest, comments: [] }, n: comments.length, ...(comment ? { k: comment.id } : {}) };
 }

@@ -1,5 +1,5 @@
 // Configuration export and import (API-DECISIONS "Logging, retention, configuration"). Export: every
-// source, point, detector, user and JSON store item in the shapes the resources answer, without ids,
+// source, point, detector, event handler, user and JSON store item in the shapes the resources answer, without ids,
 // runtime state or secrets, in a fixed order (by XID, users by username), so that export → import →
 // export gives the same document. Import: the same document (any subset of the keys) applied in ONE
 // metadata transaction by services bound to it, item by item under a savepoint, so that every item's
@@ -18,11 +18,13 @@ import type { MetadataDb, Queryable } from '../store/metadata/db.js';
 import { DataPointsRepository, type DataPointRecord } from '../store/metadata/data-points.js';
 import { DataSourcesRepository, type DataSourceRecord } from '../store/metadata/data-sources.js';
 import { EventDetectorsRepository, type EventDetectorRecord } from '../store/metadata/event-detectors.js';
+import { DeliveriesRepository, EventHandlersRepository } from '../store/metadata/event-handlers.js';
 import { JsonStoreRepository } from '../store/metadata/json-store.js';
 import { UsersRepository, type UserRecord } from '../store/metadata/users.js';
 import { dataPointView, DataPointService } from './data-points.js';
 import { dataSourceView, DataSourceService } from './data-sources.js';
 import { eventDetectorView, EventDetectorService, type SavedDetector } from './event-detectors.js';
+import type { EventHandlerService } from './event-handlers.js';
 import { importInChunks } from './import-chunks.js';
 import { JsonStoreService, jsonStoreItemJson } from './json-store.js';
 import { generateXid, type ListResult } from './resources.js';
@@ -30,7 +32,11 @@ import { verifyPassword } from './passwords.js';
 import { assertSuperadmin } from './permissions.js';
 import { userView, UserService, type Actor } from './users.js';
 
-export const CONFIGURATION_KINDS = ['dataSources', 'dataPoints', 'eventDetectors', 'users', 'jsonStore'] as const;
+/**
+ * Also the order of an import: a kind after those it refers to (points name sources, detectors
+ * points, handlers' matchers detectors and sources, SET_POINT handlers points).
+ */
+export const CONFIGURATION_KINDS = ['dataSources', 'dataPoints', 'eventDetectors', 'eventHandlers', 'users', 'jsonStore'] as const;
 export type ConfigurationKind = (typeof CONFIGURATION_KINDS)[number];
 type Item = Record<string, unknown>;
 export type ConfigurationDocument = Partial<Record<ConfigurationKind, Item[]>>;
@@ -70,6 +76,7 @@ const OMIT: Record<ConfigurationKind, readonly string[]> = {
   dataSources: ['id', 'state', 'lastError', 'lastErrorTimestamp', 'lastErrorCleared', 'runningOn'],
   dataPoints: ['id', 'dataSourceName', 'dataSourceType', 'lastWarning', 'lastWarningTimestamp', 'lastWarningCleared', 'unreliable', 'unreliableSince', 'unreliableReason'],
   eventDetectors: ['id'],
+  eventHandlers: ['id'],
   users: ['id', 'created', 'lastLogin', 'lastPasswordChange'],
   jsonStore: ['id'],
 };
@@ -84,6 +91,8 @@ export interface ConfigurationServices {
   sources: DataSourceService;
   points: DataPointService;
   detectors: EventDetectorService;
+  /** Event handlers; an import binds its kinds and checks to the import's transaction. */
+  eventHandlers: EventHandlerService;
   users: UserService;
   jsonStore: JsonStoreService;
 }
@@ -105,6 +114,7 @@ interface Bound {
   pointRepo: DataPointsRepository;
   detectors: EventDetectorService;
   detectorRepo: EventDetectorsRepository;
+  eventHandlers: EventHandlerService;
   users: UserService;
   jsonStore: JsonStoreService;
 }
@@ -115,6 +125,7 @@ type Change =
   | { kind: 'dataPoints'; record: DataPointRecord }
   | { kind: 'eventDetectors'; record: EventDetectorRecord; before: EventDetectorRecord | undefined }
   | { kind: 'users'; record: UserRecord; before: UserRecord | undefined }
+  | { kind: 'eventHandlers' }
   | { kind: 'jsonStore' };
 
 type Outcome = 'created' | 'updated' | 'unchanged';
@@ -146,6 +157,7 @@ export class ConfigurationService {
           const items = doc[kind] ?? [];
           if (kind === 'dataPoints' || kind === 'eventDetectors') {
             await this.importInChunks(tx, bound, user, kind, items, changes, problems, c);
+            if (kind === 'dataPoints') await checkComputedPoints(bound.points, user, items, problems);
             continue;
           }
           for (const [i, item] of items.entries()) {
@@ -204,6 +216,7 @@ export class ConfigurationService {
     const pointRepo = new DataPointsRepository(db);
     const points = new DataPointService(pointRepo, sources, validator);
     const detectorRepo = new EventDetectorsRepository(db);
+    const usersRepo = new UsersRepository(db);
     return {
       sources,
       sourceRepo,
@@ -211,7 +224,19 @@ export class ConfigurationService {
       pointRepo,
       detectors: new EventDetectorService(detectorRepo, points, validator),
       detectorRepo,
-      users: new UserService(new UsersRepository(db), validator),
+      // A handler's matchers name detectors and sources: looked up in this transaction, so that
+      // those imported earlier in the same document are found.
+      // The kinds' checks (a SET_POINT's points, an EMAIL's users) read the transaction too.
+      eventHandlers: this.s.eventHandlers.boundTo(
+        new EventHandlersRepository(db),
+        new DeliveriesRepository(db),
+        {
+          detectorExists: async (xid) => (await detectorRepo.findOne('xid', xid)) !== undefined,
+          sourceExists: async (xid) => (await sourceRepo.findOne('xid', xid)) !== undefined,
+        },
+        { point: (xid) => pointRepo.findOne('xid', xid), user: (username) => usersRepo.findByUsername(username) },
+      ),
+      users: new UserService(usersRepo, validator),
       jsonStore: new JsonStoreService(new JsonStoreRepository(db), validator, this.s.jsonMaxDepth),
     };
   }
@@ -265,6 +290,10 @@ export class ConfigurationService {
         break;
       case 'eventDetectors':
         yield* collect(everything((q) => b.detectors.list(user, q)), eventDetectorView);
+        break;
+      case 'eventHandlers':
+        // Each type's view: write-only fields (a WEBHOOK's secret) are left out, as a source's password is.
+        yield* collect(everything((q) => b.eventHandlers.list(user, q)), (h) => b.eventHandlers.view(h));
         break;
       case 'users':
         yield* collect(everything((q) => b.users.list(user, q), 'username'), (u) => ({ ...userView(u) }));
@@ -352,6 +381,12 @@ export class ConfigurationService {
           record: saved,
           before: existing,
         }, existing !== undefined);
+      }
+      case 'eventHandlers': {
+        const saved = await b.eventHandlers.importItem(user, item);
+        if (!saved) return 'unchanged';
+        changes.push({ kind });
+        return saved.before ? 'updated' : 'created';
       }
       case 'jsonStore': {
         const existing = await b.jsonStore.get(user, item.xid as string).catch(() => undefined);
@@ -464,6 +499,24 @@ function checkDocument(body: unknown, maxDepth: number): ConfigurationDocument {
   }
   if (problems.length > 0) throw DomainError.validation(problems);
   return doc as ConfigurationDocument;
+}
+
+/**
+ * The imported computed points' contexts, checked once every point of the document is written (in the
+ * transaction): a context may name a point further on, and a cycle may run through several items.
+ * An item without an XID (it gets a new one, which no other item can name) is not checked here: its
+ * runtime warns of a context point that is missing.
+ */
+async function checkComputedPoints(points: DataPointService, user: Actor, items: readonly Item[], problems: ValidationMessage[]): Promise<void> {
+  const indexOf = new Map<string, number>();
+  items.forEach((item, i) => {
+    const loc = item.pointLocator as Record<string, unknown> | undefined;
+    if (typeof item.xid === 'string' && loc !== null && typeof loc === 'object' && Array.isArray(loc.context)) indexOf.set(item.xid, i);
+  });
+  if (indexOf.size === 0) return;
+  for (const [xid, found] of await points.checkImportedContexts(user, [...indexOf.keys()])) {
+    for (const p of found) problems.push({ ...p, property: `dataPoints[${indexOf.get(xid)!}].${p.property}` });
+  }
 }
 
 /** An item's failure as messages placed in the document; anything that is not the item's fault goes on up. */

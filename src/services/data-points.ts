@@ -1,5 +1,6 @@
 // Data points: the point locator checked against its source's type, permissions, and CRUD rules.
-import { virtualLocatorFromMango } from '../core/mango-input.js';
+import { dataPointFromMango, virtualLocatorFromMango } from '../core/mango-input.js';
+import { normaliseTextRenderer, PLAIN_RENDERER, rendererFits, textRendererProblems, type TextRenderer } from '../core/text-renderer.js';
 import { updatePeriodMs } from '../core/time.js';
 import { DomainError, validationMessage, type ValidationMessage } from '../core/errors.js';
 import { TimeSlice, yieldToEventLoop } from '../core/time-slice.js';
@@ -17,8 +18,9 @@ import {
   type PointWarning,
 } from '../store/metadata/data-points.js';
 import type { DataSourceService } from './data-sources.js';
+import { contextProblems, metaLocator, type ContextEntry } from './computed-points.js';
 import { unreliableFields, type Unreliability } from '../values/live/reliability.js';
-import { assertPermission, hasPermission, normaliseRoles, USER_ROLE, type Principal } from './permissions.js';
+import { assertPermission, hasPermission, normaliseRoles, SUPERADMIN, USER_ROLE, type Principal } from './permissions.js';
 import { generateXid, listQuery, mergePatch, translateDuplicateXid, type ListResult } from './resources.js';
 
 const OBJECT_TYPE = 'DataPointVO';
@@ -31,6 +33,7 @@ export interface DataPointInput {
   dataSourceXid: string;
   pointLocator: { dataType: DataType; settable?: boolean; [key: string]: unknown };
   unit?: string;
+  textRenderer?: TextRenderer;
   tags?: Record<string, string>;
   rollup?: string;
   readPermission?: string[];
@@ -53,7 +56,7 @@ export const DEFAULT_LOGGING: LoggingProperties = {
 };
 export const DEFAULT_PURGE_PERIOD: Period = { periods: 1, type: 'YEARS' };
 /** What a point made without these settings gets. */
-export const DEFAULT_POINT_SETTINGS = { loggingProperties: DEFAULT_LOGGING, purgeOverride: false, purgePeriod: DEFAULT_PURGE_PERIOD } as const;
+export const DEFAULT_POINT_SETTINGS = { loggingProperties: DEFAULT_LOGGING, purgeOverride: false, purgePeriod: DEFAULT_PURGE_PERIOD, textRenderer: PLAIN_RENDERER } as const;
 /** A point's runtime warning fields before anything went wrong. */
 export const NO_WARNING = { lastWarning: null, lastWarningTimestamp: null, lastWarningCleared: false } as const;
 
@@ -81,6 +84,17 @@ function loggingSettings(
   return p;
 }
 
+/**
+ * The text renderer stored for a point: the given one, checked against its data type; none given,
+ * the stored one while it fits the data type, else PLAIN (a point whose data type changed).
+ */
+function rendererSetting(given: TextRenderer | undefined, existing: TextRenderer, dataType: DataType, problems: ValidationMessage[]): TextRenderer {
+  if (given === undefined) return rendererFits(existing.type, dataType) ? existing : PLAIN_RENDERER;
+  const found = textRendererProblems(given, dataType);
+  for (const p of found) problems.push(validationMessage(`textRenderer.${p.field}`, p.message));
+  return found.length > 0 ? PLAIN_RENDERER : normaliseTextRenderer(given);
+}
+
 /** The point as the API shows it; `mark`: its source cannot read it now (values/live/reliability.ts). */
 export function dataPointView(p: DataPointRecord, mark?: Unreliability): Record<string, unknown> {
   return {
@@ -94,6 +108,7 @@ export function dataPointView(p: DataPointRecord, mark?: Unreliability): Record<
     dataSourceType: p.dataSourceType,
     pointLocator: { dataType: p.dataType, settable: p.settable, ...p.pointLocator },
     unit: p.unit,
+    textRenderer: p.textRenderer,
     tags: p.tags,
     rollup: p.rollup,
     readPermission: p.readPermission,
@@ -113,6 +128,10 @@ const LOCATOR_SCHEMA: Record<DataSourceType, string> = {
   VIRTUAL: 'point-locator-virtual',
   MODBUS_IP: 'point-locator-modbus-ip',
   MQTT_CLIENT: 'point-locator-mqtt-client',
+  LINE_PROTOCOL: 'point-locator-line-protocol',
+  META: 'point-locator-meta',
+  OPC_UA: 'point-locator-opc-ua',
+  BACNET_IP: 'point-locator-bacnet-ip',
 };
 
 const VIRTUAL_CHANGE_TYPES: Record<DataType, readonly string[]> = {
@@ -219,7 +238,34 @@ function mqttLocator(loc: DataPointInput['pointLocator'], problems: ValidationMe
   return loc.jsonPath === undefined ? { topic } : { topic, jsonPath: loc.jsonPath };
 }
 
+/** An OPC_UA point: its node (the schema checks the id's form) and how often the server samples it. */
+function opcuaLocator(loc: DataPointInput['pointLocator']): Record<string, unknown> {
+  return { nodeId: loc.nodeId, samplingIntervalMs: loc.samplingIntervalMs ?? 1000 };
+}
+
+/** A Sparkplug B point: the metric (of the edge node, or of one of its devices) its values come from. */
+function sparkplugLocator(loc: DataPointInput['pointLocator']): Record<string, unknown> {
+  return loc.deviceId === undefined ? { metricName: loc.metricName } : { metricName: loc.metricName, deviceId: loc.deviceId };
+}
+
+/** A BACNET_IP point: an object's present value; analog objects are NUMERIC, binary BINARY, multi-state MULTISTATE (or NUMERIC). */
+function bacnetLocator(loc: DataPointInput['pointLocator'], problems: ValidationMessage[]): Record<string, unknown> {
+  const objectType = loc.objectType as string;
+  const family = objectType.startsWith('ANALOG') ? 'analog' : objectType.startsWith('BINARY') ? 'binary' : 'multi-state';
+  const allowed = family === 'analog' ? ['NUMERIC'] : family === 'binary' ? ['BINARY'] : ['MULTISTATE', 'NUMERIC'];
+  if (!allowed.includes(loc.dataType)) problems.push(validationMessage(at('dataType'), `must be ${allowed.join(' or ')} for ${family} objects`));
+  if (loc.settable && objectType.endsWith('_INPUT')) problems.push(validationMessage(at('settable'), `must be false: the present value of ${objectType} is read-only`));
+  return { objectType, objectInstance: loc.objectInstance, property: 'PRESENT_VALUE', writePriority: (loc.writePriority as number | undefined) ?? 16 };
+}
+
+/** A LINE_PROTOCOL point: the series and field its values come from (services/line-protocol.ts matches them). */
+function lineProtocolLocator(loc: DataPointInput['pointLocator']): Record<string, unknown> {
+  return { measurement: loc.measurement, tags: loc.tags ?? {}, field: loc.field };
+}
+
 const notFound = () => DomainError.notFound('Data point not found');
+/** Who makes the points a driver asks for (no user asked). */
+const SYSTEM_PRINCIPAL: Principal = { username: 'system', permissions: [SUPERADMIN] };
 
 function sameTags(a: Record<string, string>, b: Record<string, string>): boolean {
   const keys = Object.keys(a);
@@ -283,6 +329,11 @@ export class DataPointService {
     return { total: await this.repo.count(q), batches: this.repo.page(q) };
   }
 
+  /** `[xid, name, deviceName]` of the readable points an RQL query selects, in its order and window (JSON text). */
+  labels(user: Principal, rawQuery: string): Promise<string> {
+    return this.repo.labels(listQuery(user, dataPointResource, rawQuery, 't.read_permission'));
+  }
+
   async get(user: Principal, xid: string): Promise<DataPointRecord> {
     const p = await this.repo.findOne('xid', xid);
     if (!p) throw notFound();
@@ -308,6 +359,11 @@ export class DataPointService {
     if (hasPermission(user, p.editPermission)) return true;
     const ds = await this.sources.findById(p.dataSourceId);
     return ds !== undefined && hasPermission(user, ds.editPermission);
+  }
+
+  /** Every point, in id order, a page at a time (for warming caches after a start). */
+  pages(): AsyncGenerator<DataPointRecord[]> {
+    return this.repo.pages();
   }
 
   findByXid(xid: string): Promise<DataPointRecord | undefined> {
@@ -348,20 +404,55 @@ export class DataPointService {
   }
 
   async create(user: Principal, body: unknown): Promise<DataPointRecord> {
-    const created = await this.repo.insert(await this.newRecord(user, body)).catch((err: unknown) => {
+    const record = await this.newRecord(user, body);
+    await this.checkContext(user, record);
+    const created = await this.repo.insert(record).catch((err: unknown) => {
       throw translateDuplicateXid(err);
     });
     await this.changed(created);
     return created;
   }
 
+  /**
+   * Points a source's driver makes (a Sparkplug BIRTH's metrics, with createPoints): made as the
+   * system, with set permission for the source's editors.
+   */
+  createForSource(ds: DataSourceRecord, points: readonly { xid: string; name: string; deviceName?: string; pointLocator: Record<string, unknown> }[]): Promise<DataPointRecord[]> {
+    return this.createMany(
+      SYSTEM_PRINCIPAL,
+      points.map((p) => ({ ...p, dataSourceXid: ds.xid, setPermission: ds.editPermission })),
+    );
+  }
+
+  /**
+   * Creates several points as create does, then tells the listeners once (a source restarts once for
+   * all of them, not once per point: a Sparkplug BIRTH defines many metrics at a time).
+   */
+  async createMany(user: Principal, bodies: readonly unknown[]): Promise<DataPointRecord[]> {
+    const created: DataPointRecord[] = [];
+    try {
+      for (const body of bodies) {
+        const record = await this.newRecord(user, body);
+        await this.checkContext(user, record);
+        created.push(
+          await this.repo.insert(record).catch((err: unknown) => {
+            throw translateDuplicateXid(err);
+          }),
+        );
+      }
+    } finally {
+      if (created.length > 0) await this.announceChanged(created, new Set());
+    }
+    return created;
+  }
+
   /** What create stores for `body`, checked as create checks it; nothing is written. `sources`: where its source is found. */
   async newRecord(user: Principal, body: unknown, sources: SourceLookup = this.sources): Promise<Partial<DataPointRecord>> {
-    const input = this.validator.validate<DataPointInput>('data-point', body);
+    const input = this.validator.validate<DataPointInput>('data-point', dataPointFromMango(body));
     const ds = await sources.findByXid(input.dataSourceXid);
     if (!ds) throw DomainError.invalid('dataSourceXid', 'Data source not found', OBJECT_TYPE);
     if (!this.sources.mayEdit(user, ds)) throw DomainError.accessDenied();
-    const { locator, loggingProperties } = this.checkSettings(ds, input, DEFAULT_LOGGING);
+    const { locator, loggingProperties, textRenderer } = this.checkSettings(ds, input, DEFAULT_LOGGING, PLAIN_RENDERER);
     return {
       xid: input.xid ?? generateXid('DP'),
       name: input.name,
@@ -372,6 +463,7 @@ export class DataPointService {
       settable: input.pointLocator.settable ?? false,
       pointLocator: locator,
       unit: input.unit ?? '',
+      textRenderer,
       tags: input.tags ?? {},
       rollup: input.rollup ?? 'NONE',
       readPermission: normaliseRoles(input.readPermission ?? [USER_ROLE]),
@@ -385,7 +477,9 @@ export class DataPointService {
 
   async update(user: Principal, xid: string, body: unknown): Promise<DataPointRecord> {
     const existing = await this.getForEdit(user, xid);
-    const saved = await this.repo.update(existing.id, await this.changesTo(existing, body)).catch((err: unknown) => {
+    const changes = await this.changesTo(existing, body);
+    await this.checkContext(user, changes);
+    const saved = await this.repo.update(existing.id, changes).catch((err: unknown) => {
       throw translateDuplicateXid(err);
     });
     if (!saved) throw notFound();
@@ -403,11 +497,11 @@ export class DataPointService {
    * is the caller's to check); nothing is written.
    */
   async changesTo(existing: DataPointRecord, body: unknown, sources: SourceLookup = this.sources): Promise<Partial<DataPointRecord>> {
-    const input = this.validator.validate<DataPointInput>('data-point', body);
+    const input = this.validator.validate<DataPointInput>('data-point', dataPointFromMango(body));
     if (input.dataSourceXid !== existing.dataSourceXid) throw DomainError.invalid('dataSourceXid', 'cannot be changed', OBJECT_TYPE);
     const ds = await sources.findById(existing.dataSourceId);
     if (!ds) throw notFound();
-    const { locator, loggingProperties } = this.checkSettings(ds, input, existing.loggingProperties);
+    const { locator, loggingProperties, textRenderer } = this.checkSettings(ds, input, existing.loggingProperties, existing.textRenderer);
     return {
       xid: input.xid ?? existing.xid,
       name: input.name,
@@ -417,6 +511,7 @@ export class DataPointService {
       settable: input.pointLocator.settable ?? false,
       pointLocator: locator,
       unit: input.unit ?? existing.unit,
+      textRenderer,
       tags: input.tags ?? existing.tags,
       rollup: input.rollup ?? existing.rollup,
       readPermission: normaliseRoles(input.readPermission ?? existing.readPermission),
@@ -463,20 +558,66 @@ export class DataPointService {
     return existing;
   }
 
+  /**
+   * A computed point's context against the stored points (services/computed-points.ts): they exist, the
+   * user may read them, and they lead to no cycle. A configuration import checks its computed points
+   * once they are all written (checkImportedContexts), so they may name points later in the document.
+   */
+  private async checkContext(user: Principal, record: Partial<DataPointRecord>): Promise<void> {
+    // Only a META locator has a context (each type's locator is rebuilt field by field at save).
+    const context = record.pointLocator?.context as ContextEntry[] | undefined;
+    if (!Array.isArray(context)) return;
+    const problems = await contextProblems(user, record.xid!, { script: String(record.pointLocator!.script), context }, (xids) => this.findManyByXid(xids));
+    if (problems.length > 0) throw DomainError.validation(problems, OBJECT_TYPE);
+  }
+
+  /** The context problems of these imported computed points (XIDs), read back as written in the import's transaction. */
+  async checkImportedContexts(user: Principal, xids: readonly string[]): Promise<Map<string, ValidationMessage[]>> {
+    const out = new Map<string, ValidationMessage[]>();
+    for (const p of (await this.findManyByXid(xids)).values()) {
+      const problems = await this.checkContextProblems(user, p);
+      if (problems.length > 0) out.set(p.xid, problems);
+    }
+    return out;
+  }
+
+  private checkContextProblems(user: Principal, p: DataPointRecord): Promise<ValidationMessage[]> {
+    const context = p.pointLocator.context as ContextEntry[] | undefined;
+    if (p.dataSourceType !== 'META' || context === undefined) return Promise.resolve([]);
+    return contextProblems(user, p.xid, { script: String(p.pointLocator.script), context }, (xids) => this.findManyByXid(xids));
+  }
+
   /** Checks the locator (against its source type's schema and rules) and the logging properties; returns what is stored. */
   private checkSettings(
     ds: DataSourceRecord,
     input: DataPointInput,
     existingLogging: LoggingProperties,
-  ): { locator: Record<string, unknown>; loggingProperties: LoggingProperties } {
+    existingRenderer: TextRenderer,
+  ): { locator: Record<string, unknown>; loggingProperties: LoggingProperties; textRenderer: TextRenderer } {
     // Mango's change types and fields, read into ours (the period of its sine is counted in polls).
     const loc = ds.modelType === 'VIRTUAL' ? (virtualLocatorFromMango(input.pointLocator, updatePeriodMs(ds)) as typeof input.pointLocator) : input.pointLocator;
-    this.validator.validate(LOCATOR_SCHEMA[ds.modelType], loc, 'pointLocator');
+    const sparkplug = ds.modelType === 'MQTT_CLIENT' && ds.settings.payloadFormat === 'SPARKPLUG_B';
+    this.validator.validate(sparkplug ? 'point-locator-sparkplug-b' : LOCATOR_SCHEMA[ds.modelType], loc, 'pointLocator');
     const problems: ValidationMessage[] = [];
     const locator =
-      ds.modelType === 'VIRTUAL' ? virtualLocator(loc, problems) : ds.modelType === 'MODBUS_IP' ? modbusLocator(loc, problems) : mqttLocator(loc, problems);
+            ds.modelType === 'VIRTUAL'
+        ? virtualLocator(loc, problems)
+        : ds.modelType === 'MODBUS_IP'
+          ? modbusLocator(loc, problems)
+          : ds.modelType === 'LINE_PROTOCOL'
+            ? lineProtocolLocator(loc)
+            : ds.modelType === 'META'
+              ? { ...metaLocator(loc, problems) }
+              : ds.modelType === 'OPC_UA'
+                ? opcuaLocator(loc)
+                : ds.modelType === 'BACNET_IP'
+                  ? bacnetLocator(loc, problems)
+                  : sparkplug
+                    ? sparkplugLocator(loc)
+                    : mqttLocator(loc, problems);
     const loggingProperties = loggingSettings(input.loggingProperties, existingLogging, loc.dataType, problems);
+    const textRenderer = rendererSetting(input.textRenderer, existingRenderer, loc.dataType, problems);
     if (problems.length > 0) throw DomainError.validation(problems, OBJECT_TYPE);
-    return { locator, loggingProperties };
+    return { locator, loggingProperties, textRenderer };
   }
 }

@@ -10,7 +10,11 @@ import { generateXid, listQuery, mergePatch, translateDuplicateXid, type ListRes
 const SETTINGS_DEFAULTS: Record<DataSourceType, Record<string, unknown>> = {
   VIRTUAL: {},
   MODBUS_IP: { host: undefined, port: 502, unitId: 1, timeoutMs: 1000, retries: 2 },
-  MQTT_CLIENT: { brokerUrl: undefined, clientId: '', username: '', password: '', qos: 0 },
+  MQTT_CLIENT: { brokerUrl: undefined, clientId: '', username: '', password: '', qos: 0, payloadFormat: 'JSON', groupId: '+', edgeNodeId: '', createPoints: false },
+  LINE_PROTOCOL: { createPoints: false },
+  META: {},
+  OPC_UA: { endpointUrl: undefined, securityMode: 'None', securityPolicy: 'Basic256Sha256', username: '', password: '', publishingIntervalMs: 1000 },
+  BACNET_IP: { localPort: 47808, broadcastAddress: '255.255.255.255', deviceInstance: undefined, address: '', covSubscribe: false, timeoutMs: 3000 },
 };
 /** Settings never returned by the API. */
 const WRITE_ONLY = new Set(['password']);
@@ -28,6 +32,21 @@ export interface DataSourceInput {
 }
 
 export type DataSourceView = Record<string, unknown>;
+
+/** One child node of an OPC UA node, as the browse answers it. */
+export interface BrowsedNode {
+  nodeId: string;
+  browseName: string;
+  nodeClass: string;
+  dataType: string | null;
+}
+
+/**
+ * Lists a node's children on a source's server (runtime/opcua.ts). Rejects with a TypeError for a
+ * node id it cannot read, a RangeError for a node the server does not have, an Error otherwise.
+ */
+export type SourceBrowser = (settings: Record<string, unknown>, nodeId: string) => Promise<BrowsedNode[]>;
+
 
 export function dataSourceView(ds: DataSourceRecord): DataSourceView {
   const settings = Object.fromEntries(Object.entries(ds.settings).filter(([k]) => !WRITE_ONLY.has(k)));
@@ -60,13 +79,43 @@ const notFound = () => DomainError.notFound('Data source not found');
 /** Names the object in validation summaries, as the schema does. */
 const OBJECT_TYPE = 'DataSourceVO';
 
+/** What a BACNET_IP source's discovery finds (runtime/bacnet.ts's devices, kept opaque here). */
+export type Discoverer = (source: DataSourceRecord, waitMs: number) => Promise<unknown[]>;
+
+/** How long discovery waits for I-Am answers by default, and its bounds (ms). */
+export const DISCOVER_WAIT_MS = { default: 2000, min: 100, max: 10_000 } as const;
+
 export class DataSourceService {
   private readonly listeners: DataSourceListener[] = [];
+  private discoverer: Discoverer | undefined;
 
   constructor(
     private readonly repo: DataSourcesRepository,
     private readonly validator: Validator,
   ) {}
+
+  private browser: SourceBrowser | null = null;
+
+  setBrowser(browser: SourceBrowser): void {
+    this.browser = browser;
+  }
+
+  /**
+   * The children of a node on an OPC_UA source's server, through a session of its own (the source
+   * need not be enabled, nor run on this instance). Read permission on the source, as its GET.
+   */
+  async browse(user: Principal, xid: string, nodeId: string): Promise<BrowsedNode[]> {
+    const ds = await this.get(user, xid);
+    if (ds.modelType !== 'OPC_UA' || !this.browser) throw DomainError.badRequest('Only OPC_UA data sources can be browsed');
+    try {
+      return await this.browser(ds.settings, nodeId);
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err);
+      if (err instanceof TypeError) throw DomainError.badRequest(`Query parameter nodeId ${reason}`);
+      if (err instanceof RangeError) throw DomainError.notFound(reason);
+      throw new DomainError('device-failed', `Browse failed: ${reason}`, { cause: err });
+    }
+  }
 
   onChange(listener: DataSourceListener): void {
     this.listeners.push(listener);
@@ -150,6 +199,25 @@ export class DataSourceService {
   /** PATCH: the fields given over the stored source's view, then exactly as update (resources.ts mergePatch). */
   async patch(user: Principal, xid: string, body: unknown): Promise<DataSourceRecord> {
     return this.update(user, xid, mergePatch(dataSourceView(await this.get(user, xid)), body));
+  }
+
+  /** The runtime's discovery (BACNET_IP: Who-Is and the devices' objects). */
+  setDiscoverer(discoverer: Discoverer): void {
+    this.discoverer = discoverer;
+  }
+
+  /**
+   * The devices a BACNET_IP source can reach and their objects (edit permission: discovery sends on
+   * the source's network). A local port that cannot be bound is a 503.
+   */
+  async discover(user: Principal, xid: string, waitMs: number): Promise<{ devices: unknown[] }> {
+    const ds = await this.getForEdit(user, xid);
+    if (ds.modelType !== 'BACNET_IP' || !this.discoverer) throw DomainError.badRequest(`Discovery is for BACNET_IP data sources, not ${ds.modelType}`);
+    try {
+      return { devices: await this.discoverer(ds, waitMs) };
+    } catch (err) {
+      throw new DomainError('unavailable', `Discovery failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
   }
 
   async setEnabled(user: Principal, xid: string, body: unknown): Promise<DataSourceRecord> {

@@ -162,6 +162,11 @@ export class EventDetectorService {
     return this.validator.validate<EventDetectorInput>('event-detector', mango.body);
   }
 
+  /** A detector by id, without a permission check: for what runs on the service's own behalf (event handlers). */
+  findById(id: number): Promise<EventDetectorRecord | undefined> {
+    return this.repo.findOne('id', id);
+  }
+
   /** Detectors of a point, for the runtime. */
   forPoint(pointId: number): Promise<EventDetectorRecord[]> {
     return this.repo.findAll('dataPointId', pointId);

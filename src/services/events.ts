@@ -1,10 +1,12 @@
-// Events (alarms): raising, returning to normal and acknowledging them, who may see which, and the
-// live feed of those changes (WebSocket). Data source faults arrive here from the source runtime.
+// Events (alarms): raising, returning to normal, acknowledging and commenting on them, who may see which,
+// and the live feed of those changes (WebSocket). Data source faults arrive here from the source runtime.
 import { LRUCache } from 'lru-cache';
 import { DomainError } from '../core/errors.js';
+import { FifoLock } from '../core/fifo-lock.js';
 import { SqlParams, compileRql, type SqlQueryParts } from '../core/rql/index.js';
 import { parseRql } from '../core/rql/parse.js';
 import type { DataSourceRecord } from '../store/metadata/data-sources.js';
+import type { EventComment, EventCommentsRepository } from '../store/metadata/event-comments.js';
 import type { AlarmLevel } from '../store/metadata/event-detectors.js';
 import {
   eventResource,
@@ -23,10 +25,31 @@ import { hasPermission, isSuperadmin, USER_ROLE, type Principal } from './permis
 import type { ListResult } from './resources.js';
 
 export type { EventRecord } from '../store/metadata/events.js';
+export type { EventComment } from '../store/metadata/event-comments.js';
 
-export type EventAction = 'RAISED' | 'ACKNOWLEDGED' | 'RETURN_TO_NORMAL';
-/** `local`: stored by this instance (false: relayed from another instance of the cluster). */
-export type EventListener = (action: EventAction, event: EventRecord, local: boolean) => void;
+/** What changed: the event's life (RAISED, ACKNOWLEDGED, RETURN_TO_NORMAL), or a comment on it. */
+export type EventAction = 'RAISED' | 'ACKNOWLEDGED' | 'RETURN_TO_NORMAL' | 'COMMENT_ADDED';
+/**
+ * `local`: stored by this instance (false: relayed from another instance of the cluster).
+ * `comment`: the comment COMMENT_ADDED added, or the one an acknowledgement came with (ACKNOWLEDGED);
+ * the event carries it among its comments too.
+ */
+export type EventListener = (action: EventAction, event: EventRecord, local: boolean, comment?: EventComment) => void;
+
+/** The event stores on one connection: an acknowledgement with a comment writes both in one transaction. */
+export interface EventStores {
+  events: EventsRepository;
+  comments: EventCommentsRepository;
+}
+export type EventTransaction = <T>(fn: (stores: EventStores) => Promise<T>) => Promise<T>;
+
+/** What the cluster relay says of an event's comments (it carries none: a NOTIFY holds 8,000 bytes). */
+export interface RelayedComments {
+  /** How many the event has: none spares the receiver a read. */
+  count: number;
+  /** The id of the comment the action added, if any. */
+  addedId?: number;
+}
 
 /**
  * Sub type of the DATA_SOURCE event a source raises while its device (or broker) cannot be
@@ -53,9 +76,14 @@ export interface RaiseInput {
   detectorId?: number | null;
 }
 
-/** Who acknowledges: the acknowledgement records the user's id and name. */
+/** Who acknowledges or comments: the acknowledgement and the comment record the user's id and name. */
 export interface Acknowledger extends Principal {
   id: number;
+}
+
+/** A comment as the API shows it. */
+export function commentView(comment: EventComment): { username: string; timestamp: number; text: string } {
+  return { username: comment.username, timestamp: comment.timestamp, text: comment.text };
 }
 
 /** The event as the API shows it (timestamps epoch ms, null when not set). */
@@ -75,6 +103,7 @@ export function eventView(event: EventRecord): Record<string, unknown> {
     eventType: { eventType: event.eventType, subType: event.subType, referenceId1: event.referenceId1, referenceId2: event.referenceId2 },
     dataPointXid: event.dataPointXid,
     dataSourceXid: event.dataSourceXid,
+    comments: event.comments.map(commentView),
   };
 }
 
@@ -88,14 +117,18 @@ export class EventService {
   private readonly listeners = new Set<EventListener>();
   private readonly sourceDisabledHooks: ((source: DataSourceRecord) => Promise<void> | void)[] = [];
   private readonly readPermissions = new LRUCache<string, { roles: readonly string[] | null }>({ max: 10_000, ttl: PERMISSION_CACHE_TTL_MS });
+  /** Relayed events that must be read here first (they have comments), told in arrival order. */
+  private readonly relayed = new FifoLock();
 
   constructor(
     private readonly repo: EventsRepository,
     private readonly points: DataPointService,
     private readonly sources: DataSourceService,
+    private readonly comments: EventCommentsRepository,
+    private readonly transaction: EventTransaction,
   ) {}
 
-  /** Every raise, acknowledgement and return to normal, as it is stored. Returns the unsubscribe. */
+  /** Every raise, acknowledgement, return to normal and comment, as it is stored. Returns the unsubscribe. */
   subscribe(listener: EventListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -106,9 +139,25 @@ export class EventService {
     this.sourceDisabledHooks.push(hook);
   }
 
-  /** Events another instance stored and published: told to this instance's listeners. */
-  publishedElsewhere(action: EventAction, event: EventRecord): void {
-    this.publish(action, [event], false);
+  /**
+   * An event another instance stored and published, told to this instance's listeners. The relay
+   * carries no comments: an event that has some is read here first (its state then, which may be
+   * newer than the action's). In arrival order, so a socket sees an event's actions in order.
+   */
+  publishedElsewhere(action: EventAction, event: EventRecord, relay: RelayedComments): void {
+    if (relay.count === 0 && this.relayed.pending === 0) {
+      this.publish(action, [{ ...event, comments: [] }], false);
+      return;
+    }
+    void this.relayed
+      .run(async () => {
+        const stored = relay.count === 0 ? { ...event, comments: [] } : await this.repo.findOne('id', event.id);
+        if (!stored) return;
+        const comment = relay.addedId === undefined ? undefined : stored.comments.find((c) => c.id === relay.addedId);
+        this.publish(action, [stored], false, comment);
+      })
+      // The store cannot be read: the push is lost as a message the channel lost would be; clients reload.
+      .catch(() => undefined);
   }
 
   /** Forgets the cached read permissions (a point or source changed on another instance). */
@@ -116,11 +165,11 @@ export class EventService {
     this.readPermissions.clear();
   }
 
-  private publish(action: EventAction, events: readonly EventRecord[], local = true): void {
+  private publish(action: EventAction, events: readonly EventRecord[], local = true, comment?: EventComment): void {
     for (const event of events) {
       for (const listener of this.listeners) {
         try {
-          listener(action, event, local);
+          listener(action, event, local, comment);
         } catch {
           // a listener reports its own failures; the others and the writer go on
         }
@@ -139,6 +188,11 @@ export class EventService {
     if (!event) throw notFound();
     if (!(await this.mayRead(user, event))) throw DomainError.accessDenied();
     return event;
+  }
+
+  /** The event as stored, whoever asks (the event handlers' worker). */
+  findById(id: number): Promise<EventRecord | undefined> {
+    return this.repo.findOne('id', id);
   }
 
   /** Superadmin: every event; others: events of points and sources they may read (not SYSTEM). */
@@ -183,13 +237,37 @@ export class EventService {
     this.publish('RETURN_TO_NORMAL', events.filter((e) => e.rtnApplicable));
   }
 
-  /** The first acknowledgement is kept: acknowledging again changes nothing and returns the event. */
-  async acknowledge(user: Acknowledger, id: number): Promise<EventRecord> {
+  /**
+   * The first acknowledgement is kept: acknowledging again changes nothing and returns the event.
+   * A comment is stored with the acknowledgement, in its transaction; it is stored also when the
+   * event was acknowledged before (then it is a COMMENT_ADDED: the operator's words are not dropped).
+   */
+  async acknowledge(user: Acknowledger, id: number, comment?: string): Promise<EventRecord> {
     const event = await this.get(user, id);
-    const [changed] = await this.repo.acknowledge({ where: 't.id = $1', values: [event.id], orderBy: 't.id', limit: 1, offset: 0 }, this.ackBy(user));
-    if (!changed) return (await this.repo.findOne('id', event.id)) ?? event;
-    this.publish('ACKNOWLEDGED', [changed]);
-    return changed;
+    const one: AckSelection = { where: 't.id = $1', values: [event.id], orderBy: 't.id', limit: 1, offset: 0 };
+    const ack = this.ackBy(user);
+    if (comment === undefined) {
+      const [changed] = await this.repo.acknowledge(one, ack);
+      if (!changed) return (await this.repo.findOne('id', event.id)) ?? event;
+      this.publish('ACKNOWLEDGED', [changed]);
+      return changed;
+    }
+    const { changed, added, current } = await this.transaction(async (tx) => {
+      const added = await tx.comments.add(event.id, { userId: user.id, username: user.username, timestamp: ack.ts, text: comment });
+      const [changed] = await tx.events.acknowledge(one, ack);
+      return { changed, added, current: changed ?? (await tx.events.findOne('id', event.id)) ?? event };
+    });
+    this.publish(changed ? 'ACKNOWLEDGED' : 'COMMENT_ADDED', [current], true, added);
+    return current;
+  }
+
+  /** A comment on an event the user may read (404, 403 as GET); returns the event with it. */
+  async addComment(user: Acknowledger, id: number, text: string): Promise<EventRecord> {
+    const event = await this.get(user, id);
+    const added = await this.comments.add(event.id, { userId: user.id, username: user.username, timestamp: Date.now(), text });
+    const current = (await this.repo.findOne('id', event.id)) ?? { ...event, comments: [...event.comments, added] };
+    this.publish('COMMENT_ADDED', [current], true, added);
+    return current;
   }
 
   /**

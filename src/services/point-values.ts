@@ -10,10 +10,11 @@ import { PointReliability } from '../values/live/reliability.js';
 import type { BulkColumns } from '../core/bulk-values.js';
 import { DomainError } from '../core/errors.js';
 import type { DataPointRecord } from '../store/metadata/data-points.js';
-import { TimeSlice } from '../core/time-slice.js';
-import type { PeriodPlan } from '../values/read/periods.js';
+import { TimeSlice, yieldToEventLoop } from '../core/time-slice.js';
+import { planPeriods, type PeriodPlan } from '../values/read/periods.js';
+import { statistic, type StatisticField } from '../values/read/statistics.js';
 import { pointRollup, type RollupResult } from '../values/read/rollup.js';
-import type { PointValueStore, StoredValue } from '../store/values/types.js';
+import type { PointValueStore, StoredValue, TimeRange, ValueBatch } from '../store/values/types.js';
 import type { DataPointService } from './data-points.js';
 import type { DataSourceService } from './data-sources.js';
 import type { IntervalStateStore } from '../values/ingest/interval-logging.js';
@@ -80,6 +81,9 @@ export class PointValueService {
    */
   private readonly pointsByXid: RefreshingCache<string, DataPointRecord>;
   private deviceWriter: DeviceWriter | undefined;
+  /** Bumped whenever cached points are forgotten: a warm-up page read across it is read again. */
+  private pointChanges = 0;
+  private readonly pointCacheMax: number;
 
   constructor(
     private readonly store: PointValueStore,
@@ -87,13 +91,37 @@ export class PointValueService {
     private readonly sources: DataSourceService,
     options: { writeBufferValues: number; latestCachePoints: number; zone?: string; alone?: boolean },
   ) {
+    this.pointCacheMax = 100_000;
     this.pointsByXid = new RefreshingCache((xid) => this.points.findByXid(xid), {
-      max: 100_000,
+      max: this.pointCacheMax,
       refreshAfterMs: options.alone ? 0 : POINT_CACHE_TTL_MS,
       loadMany: (xids) => this.points.findManyByXid(xids),
     });
     this.newest = new NewestValues(store, options.latestCachePoints);
     this.ingest = new IngestPipeline(store, { bus: this.bus, newest: this.newest, point: (id) => this.points.findById(id) }, options);
+    this.ingest.onWritten((earliest) => this.tellStored(earliest));
+  }
+
+  private readonly storedListeners = new Set<WrittenListener>();
+
+  /**
+   * Told when values of these series are durable and readable here, written by this instance or by
+   * another (series → earliest ts); returns the function that stops it. A computed point's history
+   * function waits for its trigger's value to be stored before it reads the window.
+   */
+  onStored(listener: WrittenListener): () => void {
+    this.storedListeners.add(listener);
+    return () => this.storedListeners.delete(listener);
+  }
+
+  private tellStored(earliest: ReadonlyMap<number, number>): void {
+    for (const l of this.storedListeners) {
+      try {
+        l(earliest);
+      } catch {
+        // listeners report their own failures
+      }
+    }
   }
 
   /**
@@ -107,7 +135,11 @@ export class PointValueService {
   /** Another instance wrote or deleted these series' values (no argument: anything may have changed). */
   changedElsewhere(earliest?: ReadonlyMap<number, number>): void {
     this.ingest.changedElsewhere(earliest);
-    if (!earliest) this.pointsByXid.forgetAll(); // point changes may have gone unheard too
+    if (earliest) this.tellStored(earliest);
+    if (!earliest) {
+      this.pointChanges++;
+      this.pointsByXid.forgetAll(); // point changes may have gone unheard too
+    }
     this.store.changedElsewhere?.(earliest);
   }
 
@@ -131,6 +163,7 @@ export class PointValueService {
 
   /** A point changed or disappeared: forget what was cached about it. */
   forgetPoint(point: Pick<DataPointRecord, 'id' | 'xid'>): void {
+    this.pointChanges++;
     this.pointsByXid.forget(point.xid);
     this.ingest.forgetPoint(point.id);
   }
@@ -143,6 +176,37 @@ export class PointValueService {
   /** Closes the INTERVAL periods the clock passed now (the timer does it every second). */
   logIntervals(now?: number): Promise<void> {
     return this.ingest.tick(now);
+  }
+
+  /**
+   * Fills the point cache after a start, a page of points at a time with the event loop let in
+   * between, so that the first read of each point (an analytics tool reading many once) finds it
+   * without a metadata query. Stops when the cache is full. A page read while any point changed is
+   * read again; an entry cached meanwhile (a read's own lookup) is kept.
+   */
+  async warmPointCache(): Promise<number> {
+    let warmed = 0;
+    const pages = this.points.pages();
+    for (;;) {
+      const changes = this.pointChanges;
+      const next = await pages.next();
+      if (next.done) return warmed;
+      let page = next.value;
+      if (this.pointChanges !== changes) {
+        // Something changed while the page was read: read those points again, as they are now.
+        const again = this.pointChanges;
+        const fresh = await this.points.findManyByXid(page.map((p) => p.xid));
+        page = [...fresh.values()];
+        if (this.pointChanges !== again) continue; // still moving: leave them to the readers
+      }
+      for (const p of page) this.pointsByXid.prime(p.xid, p);
+      warmed += page.length;
+      if (this.pointsByXid.size >= this.pointCacheMax) {
+        await pages.return(undefined);
+        return warmed;
+      }
+      await yieldToEventLoop();
+    }
   }
 
   async point(xid: string): Promise<DataPointRecord | undefined> {
@@ -178,6 +242,20 @@ export class PointValueService {
    */
   rollup(point: DataPointRecord, plan: PeriodPlan, now: number, slice = new TimeSlice()): AsyncGenerator<RollupResult> {
     return pointRollup(this.store, point, plan, now, { slice });
+  }
+
+  /**
+   * One statistic of the point over [from, to), computed as GET /point-values computes a rollup of that
+   * range as one period (the rollup engine; AVERAGE time-weighted); null when the window has no value.
+   * No permission check: the caller (a computed point's runtime) checked its context at save.
+   */
+  async windowStatistic(point: DataPointRecord, from: number, to: number, field: StatisticField, now = Date.now()): Promise<number | null> {
+    const plan = planPeriods({ from, to, count: 1, zone: 'UTC', truncate: false });
+    for await (const r of this.rollup(point, plan, now)) {
+      const v = statistic(r, 0, field);
+      return typeof v === 'number' ? v : null;
+    }
+    return null;
   }
 
   /** Which value engine answers, and whether it does (for /health). */
@@ -221,6 +299,19 @@ export class PointValueService {
     if (!read) return undefined;
     await this.ingest.acceptBulk(read.batch, read.points);
     return c.length;
+  }
+
+  /**
+   * A batch its caller built and checked (points found, permissions, types, timestamps within
+   * `timeRange`): written as bulk ingest is, durable when it resolves. Line-protocol writes use it.
+   */
+  writeBatch(batch: ValueBatch, points: ReadonlyMap<number, DataPointRecord>): Promise<void> {
+    return this.ingest.acceptBulk(batch, points);
+  }
+
+  /** The instants the value store keeps. */
+  get timeRange(): TimeRange {
+    return this.ingest.timeRange;
   }
 
   /** DELETE /point-values/<xid>?from&to: history is the point's, so this needs edit permission. */

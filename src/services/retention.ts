@@ -3,7 +3,8 @@
 // background at least daily (and at start-up when the last one is a day old or never ran), and on
 // demand (POST /point-values/purge). Whole time partitions go at once where the engine has them and
 // every point allows it; the rest is deleted series by series in slices (store/values/purge.ts).
-// Afterwards the caches (latest values, hourly buckets) and the other instances are told.
+// Afterwards the caches (latest values, hourly buckets) and the other instances are told. The daily run
+// also purges event handler deliveries older than EVENT_HANDLER_DELIVERY_RETENTION, in bounded batches.
 import { DateTime } from 'luxon';
 import type { Logger } from 'pino';
 import type { RetentionPeriod } from '../config.js';
@@ -12,6 +13,7 @@ import { minOf } from '../core/extremes.js';
 import { parseInstant } from '../core/time.js';
 import type { Validator } from '../core/validation.js';
 import type { Period, PointRetention } from '../store/metadata/data-points.js';
+import type { DeliveriesRepository } from '../store/metadata/event-handlers.js';
 import type { SettingsRepository } from '../store/metadata/settings.js';
 import { purgeSeries } from '../store/values/purge.js';
 import type { PointValueStore } from '../store/values/types.js';
@@ -25,6 +27,9 @@ const LAST_PURGE_KEY = 'retention.lastPurge';
 const CHECK_EVERY_MS = 60 * 60_000;
 /** The look at start-up waits this long, so start-up itself stays quick. */
 const FIRST_CHECK_MS = 5_000;
+
+/** Deliveries deleted per statement: a purge of millions is many short deletes, never one long one. */
+export const DELIVERY_PURGE_BATCH = 5_000;
 
 const UNIT: Record<string, 'days' | 'weeks' | 'months' | 'years'> = { DAYS: 'days', WEEKS: 'weeks', MONTHS: 'months', YEARS: 'years' };
 
@@ -52,11 +57,15 @@ export interface RetentionDeps {
   defaultRetention: RetentionPeriod | undefined;
   validator: Validator;
   log: Logger;
+  /** Event handler deliveries and how long they are kept (EVENT_HANDLER_DELIVERY_RETENTION). */
+  deliveries?: { store: Pick<DeliveriesRepository, 'deleteBatchBefore'>; retention: RetentionPeriod; batch?: number };
 }
 
 export class RetentionService {
   /** Values purged since start (metrics). */
   purgedValues = 0;
+  /** Event handler deliveries purged since start (metrics). */
+  purgedDeliveries = 0;
   /** When the last purge ended (epoch ms), known after the first look at the settings. */
   lastPurge: number | undefined;
   private running: Promise<unknown> = Promise.resolve();
@@ -128,9 +137,35 @@ export class RetentionService {
   async purgeIfDue(now = Date.now()): Promise<number> {
     this.lastPurge ??= await this.deps.settings.get<number>(LAST_PURGE_KEY);
     if (this.lastPurge !== undefined && now - this.lastPurge < DAY_MS) return 0;
+    // The deliveries' purge does not wait for, nor depend on, the values' purge succeeding.
+    const deliveries = await this.purgeDeliveries(now).catch((err: unknown) => {
+      this.deps.log.warn({ err }, 'event handler delivery purge failed');
+      return 0;
+    });
     const deleted = await this.applyRetention(now);
-    this.deps.log.info({ deleted, ms: Date.now() - now }, 'history purged');
+    this.deps.log.info({ deleted, deliveries, ms: Date.now() - now }, 'history purged');
     return deleted;
+  }
+
+  /**
+   * Deletes the event handler deliveries recorded before now − EVENT_HANDLER_DELIVERY_RETENTION, a
+   * batch per statement until none is left; returns how many went. Several instances may run it at
+   * once: each deletes what the others have not.
+   */
+  purgeDeliveries(now = Date.now()): Promise<number> {
+    const d = this.deps.deliveries;
+    if (!d) return Promise.resolve(0);
+    return this.serialised(async () => {
+      const cutoff = cutoffOf(d.retention, now);
+      const batch = d.batch ?? DELIVERY_PURGE_BATCH;
+      let deleted = 0;
+      for (;;) {
+        const n = await d.store.deleteBatchBefore(cutoff, batch);
+        deleted += n;
+        this.purgedDeliveries += n;
+        if (n < batch) return deleted;
+      }
+    });
   }
 
   /**

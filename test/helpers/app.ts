@@ -31,7 +31,7 @@ export async function startTestApp(engine: MetadataEngine = 'pglite', env: Recor
     PORT: '0',
     HOST: '127.0.0.1',
     DATA_DIR: dataDir,
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     RATE_LIMIT_ENABLED: 'false',
     ...(schema ? { DATABASE_URL: testDatabaseUrl, DATABASE_SCHEMA: schema } : {}),
     ...values?.env,

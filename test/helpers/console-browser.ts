@@ -2,6 +2,7 @@
 // console built when missing, a page logged in as admin, and the page's script errors and CSP
 // violations collected (each suite asserts there are none). A missing browser skips the suite loudly,
 // or fails it when TEST_REQUIRE_CHROMIUM is set (.ci/run sets it).
+import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -72,4 +73,17 @@ export async function openConsole(ctx: Mocha.Context, what: string): Promise<Con
       await app.stop();
     },
   };
+}
+
+/** Each suite's afterEach: the page threw no script error and broke no Content-Security-Policy rule. */
+export function assertPageClean(session: Pick<ConsoleSession, 'pageErrors' | 'cspViolations'>): void {
+  assert.deepEqual(session.pageErrors, [], 'no script errors in the page');
+  assert.deepEqual(session.cspViolations, [], 'no Content-Security-Policy violations');
+}
+
+/** Applies an RQL filter to a list of the data view (`#points-filter`, `#sources-filter`). */
+export async function applyFilter(page: Page, form: '#points-filter' | '#sources-filter', rql: string): Promise<void> {
+  const filter = page.locator(form);
+  await filter.getByLabel('RQL filter').fill(rql);
+  await filter.getByRole('button', { name: 'Apply' }).click();
 }

@@ -87,9 +87,14 @@ export class SpyStore implements PointValueStore {
     if (this.beforeAppend) await this.beforeAppend(batch, call);
     return this.inner.append(batch);
   }
-  latest(series: number, limit: number): Promise<StoredValue[]> {
+  /** Awaited after the store answered latest() and before the answer is returned (a slow read). */
+  afterLatest: (() => Promise<void> | void) | undefined;
+
+  async latest(series: number, limit: number): Promise<StoredValue[]> {
     this.latestCalls++;
-    return this.inner.latest(series, limit);
+    const values = await this.inner.latest(series, limit);
+    if (this.afterLatest) await this.afterLatest();
+    return values;
   }
   range(series: number, from: number, to: number, limit?: number): AsyncIterable<StoredValue[]> {
     return this.inner.range(series, from, to, limit);

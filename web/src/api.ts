@@ -5,6 +5,8 @@
 // login answers with a NEW one. The header is read from the cookie at every write, so every write
 // after login carries the new token without anyone having to remember it.
 
+import type { TextRenderer } from '../../src/core/text-renderer.js';
+
 export const API = '/rest/latest';
 const CSRF_COOKIE = 'XSRF-TOKEN';
 
@@ -49,6 +51,8 @@ export interface DataSource {
   lastError: string | null;
   lastErrorTimestamp?: number | null;
   lastErrorCleared?: boolean;
+  readPermission?: string[];
+  editPermission?: string[];
   [field: string]: unknown;
 }
 
@@ -58,8 +62,14 @@ export interface DataPoint {
   enabled: boolean;
   deviceName: string;
   dataSourceXid: string;
+  dataSourceName?: string;
   unit?: string;
+  /** How its values are written (src/core/text-renderer.ts); PLAIN when the service has none. */
+  textRenderer?: TextRenderer;
+  tags?: Record<string, string>;
   pointLocator: { dataType: string; settable?: boolean; changeType?: string; [field: string]: unknown };
+  readPermission?: string[];
+  editPermission?: string[];
   setPermission?: string[];
   lastWarning?: string | null;
   lastWarningTimestamp?: number | null;
@@ -84,6 +94,12 @@ export interface LoggingProperties {
   discardHighLimit: number;
 }
 
+export interface AlarmComment {
+  username: string;
+  timestamp: number;
+  text: string;
+}
+
 export interface AlarmEvent {
   id: number;
   alarmLevel: string;
@@ -95,6 +111,8 @@ export interface AlarmEvent {
   acknowledgedByUsername: string | null;
   dataPointXid: string | null;
   dataSourceXid: string | null;
+  /** Oldest first. */
+  comments: AlarmComment[];
 }
 
 export interface PointValue {
@@ -182,11 +200,19 @@ export const post = <T>(path: string, body?: unknown) => request<T>('POST', path
 export const put = <T>(path: string, body?: unknown) => request<T>('PUT', path, body);
 export const del = <T>(path: string) => request<T>('DELETE', path);
 
-/** An RQL query as typed by a user, made safe for a query string (the service decodes it). */
+/**
+ * An RQL query as typed by a user, made safe for a query string (the service decodes it). A %XX
+ * escape is kept as it is: a value with RQL's own characters (a comma in a name) is written escaped
+ * (rqlValue), and a user may type one too.
+ */
 export function rqlQuery(rql: string): string {
   const q = rql.trim().replace(/^\?/, '');
-  return q === '' ? '' : '?' + encodeURI(q).replace(/#/g, '%23');
+  if (q === '') return '';
+  return '?' + q.split(/(%[0-9A-Fa-f]{2})/).map((part, i) => (i % 2 === 1 ? part : encodeURI(part).replace(/#/g, '%23'))).join('');
 }
+
+/** A value or property name inside an RQL query: everything but letters, digits and -_.~ escaped. */
+export const rqlValue = (s: string) => encodeURIComponent(s).replace(/[!'()*]/g, (c) => '%' + c.charCodeAt(0).toString(16).toUpperCase());
 
 /** One path segment (an XID). */
 export const seg = (s: string) => encodeURIComponent(s);

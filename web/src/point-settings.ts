@@ -7,7 +7,8 @@ import { byId, field, say, sayError, sayRefused, showMessages } from './dom.js';
 const NO_LIMIT = Number.MAX_VALUE;
 
 export interface PointSettings {
-  open(xid: string): Promise<void>;
+  /** `editable`: the user may change the point (may.ts mayEditPoint); otherwise the settings are only shown. */
+  open(xid: string, editable?: boolean): Promise<void>;
 }
 
 export function pointSettings(saved: () => void): PointSettings {
@@ -87,14 +88,16 @@ export function pointSettings(saved: () => void): PointSettings {
   byId('settings-close').addEventListener('click', () => (panel.hidden = true));
 
   return {
-    async open(xid) {
-      say(status, '');
+    async open(xid, editable = true) {
+      say(status, editable ? '' : 'Read only: you may not change the settings of this point');
       showMessages(messages, undefined);
+      for (const el of form.elements) if (el instanceof HTMLInputElement || el instanceof HTMLSelectElement) el.disabled = !editable;
+      form.querySelector<HTMLButtonElement>('button[type="submit"]')!.hidden = !editable;
       try {
         point = await get<DataPoint>(`/data-points/${seg(xid)}`);
         fill(point);
         panel.hidden = false;
-        (control('loggingType') as HTMLSelectElement).focus();
+        if (editable) (control('loggingType') as HTMLSelectElement).focus();
       } catch (err) {
         panel.hidden = false;
         sayError(status, err);

@@ -3,9 +3,13 @@
 // brings the current value, UPDATE the next ones), or by polling /point-values/latest while the
 // socket is down. Cells are found by data-live-xid. A value its source cannot read now is greyed
 // with an "unreliable" badge saying why and since when (ATTRIBUTE_CHANGE brings that without a value).
+// Values are written by the point's text renderer with the time they were taken, and a value that
+// should have been replaced by now gets a "stale" badge (value-format.ts says when).
+import type { TextRenderer } from '../../src/core/text-renderer.js';
 import { get, seg, type PointValue, type Reliability } from './api.js';
 import { h } from './dom.js';
 import { LiveSocket, type LiveState } from './live.js';
+import { formatPointValue, formatValueTime, staleReason, type SourceNote } from './value-format.js';
 
 const POLL_MS = 5_000;
 /** How often the ages ("12 s ago") are written again. */
@@ -17,12 +21,9 @@ export interface LivePoint {
   xid: string;
   unit?: string;
   dataType: string;
-}
-
-export function formatValue(value: PointValue['value'], unit: string | undefined): string {
-  if (value === null) return '—';
-  const text = typeof value === 'number' ? (Number.isInteger(value) ? String(value) : value.toPrecision(6).replace(/\.?0+$/, '')) : String(value);
-  return unit ? `${text} ${unit}` : text;
+  textRenderer?: TextRenderer;
+  /** Its source's cadence and state, for the stale mark (none: never marked stale). */
+  source?: SourceNote;
 }
 
 /** How long ago a value was taken: "just now", "12 s ago", "5 min ago", "3 h ago", else its date and time. */
@@ -50,6 +51,11 @@ export class PointValuesLive {
   });
 
   constructor(private readonly table: HTMLElement) {}
+
+  /** Whether a point is followed (a list may show a point twice only once it is). */
+  follows(xid: string): boolean {
+    return this.points.has(xid);
+  }
 
   /** Follows these points (the list just shown); forgets the others. */
   follow(points: LivePoint[]): void {
@@ -135,6 +141,19 @@ export class PointValuesLive {
     cell.classList.toggle('unreliable', why !== undefined);
     cell.querySelector('.unreliable-badge')?.remove();
     if (why) cell.append(' ', h('span', { class: 'badge unreliable-badge', title: why }, 'unreliable'));
+    this.markStale(cell, Date.now());
+  }
+
+  /** A value that should have been replaced by now: a "stale" badge whose title says why. */
+  private markStale(cell: HTMLElement, now: number): void {
+    const point = this.points.get(cell.dataset.liveXid ?? '');
+    const ts = cell.dataset.timestamp;
+    const why = point && ts !== undefined ? staleReason(point.source, Number(ts), now) : undefined;
+    cell.classList.toggle('stale', why !== undefined);
+    const badge = cell.querySelector<HTMLElement>('.stale-badge');
+    if (!why) badge?.remove();
+    else if (badge) badge.title = why;
+    else cell.append(' ', h('span', { class: 'badge stale-badge', title: why, role: 'img', 'aria-label': why }, 'stale'));
   }
 
   /** A point without any value yet says so (instead of "…" for ever). */
@@ -178,8 +197,14 @@ export class PointValuesLive {
     if (!cell) return;
     const when = new Date(v.timestamp);
     cell.replaceChildren(
-      h('span', { class: 'reading' }, formatValue(v.value, point.unit)),
-      h('time', { class: 'age', datetime: when.toISOString() }, formatAge(v.timestamp)),
+      h('span', { class: 'reading' }, formatPointValue(v.value, point)),
+      h(
+        'span',
+        { class: 'when' },
+        h('time', { class: 'taken', datetime: when.toISOString() }, formatValueTime(v.timestamp)),
+        ' · ',
+        h('time', { class: 'age', datetime: when.toISOString() }, formatAge(v.timestamp)),
+      ),
     );
     cell.title = when.toLocaleString();
     cell.dataset.value = String(v.value);
@@ -192,6 +217,7 @@ export class PointValuesLive {
     for (const cell of this.table.querySelectorAll<HTMLElement>('[data-live-xid][data-timestamp]')) {
       const age = cell.querySelector('.age');
       if (age) age.textContent = formatAge(Number(cell.dataset.timestamp), now);
+      this.markStale(cell, now);
     }
   }
 }

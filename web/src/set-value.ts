@@ -2,17 +2,15 @@
 // control fits the point's data type. A refusal lists its field messages; a device failure says so.
 import { put, seg, type DataPoint, type PointValue, type User } from './api.js';
 import { byId, h, say, sayRefused } from './dom.js';
+import { maySetPoint } from './may.js';
 
 export interface SetValue {
   open(point: DataPoint): void;
 }
 
-/** Whether the user may set the point: settable, and superadmin or one of its set roles. */
+/** Whether the user may set the point (may.ts maySetPoint: settable, read and set permission). */
 export function canSet(user: User | undefined, p: DataPoint): boolean {
-  if (!user || !p.pointLocator.settable) return false;
-  if (user.permissions.includes('superadmin')) return true;
-  const roles = new Set(['user', ...user.permissions]);
-  return (p.setPermission ?? []).some((r) => roles.has(r));
+  return maySetPoint(user, p);
 }
 
 /** The states a multistate point names in its locator (virtual points), if any. */

@@ -7,10 +7,22 @@
 // rollup periods start on clock boundaries in the browser's zone (truncate=true); a series with
 // few values is drawn with dots, so a lone value shows; the y axis names the points' units. A
 // request that fails leaves an empty chart and its error, never the series of an earlier request.
+//
+// Points are picked by searching (point-search.ts) or typed as XIDs; each unit gets its own y axis
+// (trend-axes.ts). Dragging across the chart zooms in, Earlier/Later/Zoom out pan and widen: each
+// loads the range again, with the automatic rollup sized to the plot's width (trend-rollup.ts: raw
+// values when few enough). What is shown downloads as CSV or PNG (trend-export.ts), and values can
+// be deleted from a point's history (trend-delete.ts).
 import uPlot from 'uplot';
+import '../trend.css';
 import { get, seg, type DataPoint, type List, type PointValue } from './api.js';
-import { byId, field, say, sayError } from './dom.js';
+import { byId, field, formatTime, h, say, sayError } from './dom.js';
 import { LiveSocket, type LiveState } from './live.js';
+import { pointSearch, type FoundPoint } from './point-search.js';
+import { timeAxis, unitScales, X_AXIS_FONT } from './trend-axes.js';
+import { deletePanel, localInput } from './trend-delete.js';
+import { download, fileStamp, trendCsv, trendPng, type ExportSeries } from './trend-export.js';
+import { rollupFor } from './trend-rollup.js';
 
 const RANGES: Record<string, number> = { '10m': 600_000, '1h': 3_600_000, '24h': 86_400_000, '7d': 7 * 86_400_000 };
 /** The fitted range: at least a minute, at most a week, a little wider than the history. */
@@ -36,22 +48,12 @@ interface Query {
   rollup: string;
   timePeriodType?: string;
   timePeriods?: number;
+  /** Rollup "Automatic": chosen again at each load from the values in the range and the plot's width. */
+  auto: boolean;
 }
 
-/** Automatic rollup: raw values up to 2 hours, else time-weighted averages, a few hundred per range. */
-const AUTO_STEPS: [number, string, number][] = [
-  [60_000, 'MINUTES', 1],
-  [5 * 60_000, 'MINUTES', 5],
-  [15 * 60_000, 'MINUTES', 15],
-  [3_600_000, 'HOURS', 1],
-  [6 * 3_600_000, 'HOURS', 6],
-  [86_400_000, 'DAYS', 1],
-];
-function autoRollup(span: number): Pick<Query, 'rollup' | 'timePeriodType' | 'timePeriods'> {
-  if (span <= 2 * 3_600_000) return { rollup: 'NONE' };
-  const step = AUTO_STEPS.find(([ms]) => span / ms <= 500) ?? AUTO_STEPS[AUTO_STEPS.length - 1]!;
-  return { rollup: 'AVERAGE', timePeriodType: step[1], timePeriods: step[2] };
-}
+/** The shortest range a zoom goes to. */
+const ZOOM_MIN_MS = 1_000;
 
 function chartValue(v: PointValue['value']): number | null {
   if (typeof v === 'number') return Number.isFinite(v) ? v : null;
@@ -64,7 +66,12 @@ export interface TrendView {
   stop(): void;
 }
 
-export function trendView(): TrendView {
+export interface TrendOptions {
+  /** Whether the user may delete values of this point (edit permission); the service checks anyway. */
+  mayDelete?: (point: DataPoint) => boolean;
+}
+
+export function trendView(options: TrendOptions = {}): TrendView {
   const form = byId<HTMLFormElement>('trend-form');
   const status = byId('trend-status');
   const chartEl = byId('trend-chart');
@@ -80,9 +87,14 @@ export function trendView(): TrendView {
   /** The load in flight, and for which query (a new query never waits for an old one's). */
   let loading: { query: Query; done: Promise<void> } | undefined;
   const subscribed = new Set<string>();
-  /** Point names for the legend and units for the axis, by XID. */
+  /** The points' names for the legend, units for the axes, types for the rollup, by XID. */
   const names = new Map<string, string>();
   const units = new Map<string, string>();
+  const points = new Map<string, DataPoint>();
+  const tools = byId('trend-tools');
+  const chosen = byId('trend-chosen');
+  const xidsInput = form.elements.namedItem('xids') as HTMLInputElement;
+  const deleter = deletePanel(() => void load());
   /** The span of the "Fit to history" range, fitted to the points asked for at each apply. */
   let fitSpan = RANGES['1h']!;
 
@@ -114,11 +126,36 @@ export function trendView(): TrendView {
       to = Date.now();
       from = to - span;
     }
+    return { xids, span, from, to, ...readRollup() };
+  }
+
+  function readRollup(): Pick<Query, 'rollup' | 'timePeriodType' | 'timePeriods' | 'auto'> {
     const rollup = field(form, 'rollup');
-    if (rollup === 'AUTO') return { xids, span, from, to, ...autoRollup(to - from) };
-    if (rollup === 'NONE') return { xids, span, from, to, rollup };
+    if (rollup === 'AUTO') return { rollup: 'NONE', auto: true };
+    if (rollup === 'NONE') return { rollup, auto: false };
     const timePeriods = Number(field(form, 'timePeriods'));
-    return { xids, span, from, to, rollup, timePeriodType: field(form, 'timePeriodType'), timePeriods: Number.isInteger(timePeriods) && timePeriods >= 1 ? timePeriods : 1 };
+    return { rollup, timePeriodType: field(form, 'timePeriodType'), timePeriods: Number.isInteger(timePeriods) && timePeriods >= 1 ? timePeriods : 1, auto: false };
+  }
+
+  /** The plot area's width in CSS px (a guess from the chart's width before the first plot). */
+  function plotWidth(): number {
+    return plot?.over.clientWidth || Math.max(100, chartEl.clientWidth - 16 - 60 * new Set(query?.xids.map((x) => units.get(x) ?? '')).size);
+  }
+
+  /**
+   * The automatic rollup for the query's range: raw when no point has more values in it than the
+   * plot has pixels across (COUNT over the whole range, one request), else averages (LAST when a
+   * point is not numeric) on a step that gives a few pixels per period.
+   */
+  async function resolveAuto(q: Query): Promise<void> {
+    const params = new URLSearchParams({ from: String(q.from), to: String(q.to) });
+    const counts = await get<Record<string, PointValue[]>>(`/point-values/multiple-arrays/time-period/${q.xids.map(seg).join(',')}/COUNT?${params}`);
+    const most = Math.max(0, ...Object.values(counts).map((c) => Number(c[0]?.value ?? 0)));
+    const numeric = q.xids.every((x) => (points.get(x)?.pointLocator.dataType ?? 'NUMERIC') === 'NUMERIC');
+    const chosen = rollupFor(q.to - q.from, plotWidth(), most, numeric);
+    q.rollup = chosen.rollup;
+    q.timePeriodType = chosen.timePeriodType;
+    q.timePeriods = chosen.timePeriods;
   }
 
   function url(q: Query): string {
@@ -160,8 +197,10 @@ export function trendView(): TrendView {
         q.to = Date.now();
         q.from = q.to - q.span;
       }
-      alignToPeriods(q);
       try {
+        if (q.auto) await resolveAuto(q);
+        if (q !== query) return;
+        alignToPeriods(q);
         const result = await get<Record<string, PointValue[]>>(url(q));
         if (q !== query) return;
         align(q.xids.map((xid) => result[xid] ?? []));
@@ -170,7 +209,10 @@ export function trendView(): TrendView {
         describe();
       } catch (err) {
         if (q !== query) return;
-        if (first) forget();
+        if (first) {
+          forget();
+          clearChart();
+        }
         sayError(status, err);
       }
     })().finally(() => {
@@ -222,22 +264,34 @@ export function trendView(): TrendView {
     const q = query;
     if (!q) return;
     const data: uPlot.AlignedData = [xs, ...ys];
-    const width = Math.max(300, chartEl.clientWidth - 16);
-    const key = q.xids.join(',');
+    const width = chartWidth();
+    const key = q.xids.map((x) => `${x}\u0000${units.get(x) ?? ''}`).join(',');
     if (!plot || plotXids !== key) {
       plot?.destroy();
       plotXids = key;
-      const options: uPlot.Options = {
-        width,
-        height: 360,
-        ms: 1,
+      const byUnit = unitScales(
+        q.xids.map((x) => units.get(x) ?? ''),
+        q.xids.map((_x, i) => COLORS[i % COLORS.length]!),
+      );
+      const scales: uPlot.Scales = {
         // The x range follows the query (a "last …" range slides with live values).
         // A little room after the newest value, so that a dot there is not cut by the frame.
-        scales: { x: { time: true, range: (): uPlot.Range.MinMax => (query ? [query.from, query.to + (query.to - query.from) * EDGE_ROOM] : [null, null]) } },
+        x: { time: true, range: (): uPlot.Range.MinMax => (query ? [query.from, query.to + (query.to - query.from) * EDGE_ROOM] : [null, null]) },
+      };
+      for (const scale of byUnit.scaleOf) scales[scale] = { auto: true };
+      const options: uPlot.Options = {
+        width,
+        height: chartHeight(),
+        ms: 1,
+        scales,
+        // Dragging across the plot selects a time range, which zoom() loads (uPlot itself only rescales).
+        cursor: { drag: { x: true, y: false, setScale: false } },
+        hooks: { setSelect: [(u) => zoomToSelection(u)] },
         series: [
           { label: 'Time' },
           ...q.xids.map((xid, i) => ({
             label: names.get(xid) ?? xid,
+            scale: byUnit.scaleOf[i]!,
             value: (_u: uPlot, v: number | null) => (v === null ? '--' : `${Number(v.toPrecision(6))}${units.has(xid) ? ` ${units.get(xid)}` : ''}`),
             stroke: COLORS[i % COLORS.length]!,
             width: 2,
@@ -245,9 +299,10 @@ export function trendView(): TrendView {
             points: { show: (_u: uPlot, s: number) => countOf(ys[s - 1]) <= DOTS_UP_TO, size: 7, fill: COLORS[i % COLORS.length]! },
           })),
         ],
-        // x: ticks far enough apart that the first label (with the date) does not run into the next.
-        axes: [{ space: 80 }, { label: axisUnits(q.xids), size: 60 }],
+        axes: [timeAxis((ticks) => (chartEl.dataset.xTicks = JSON.stringify(ticks))), ...byUnit.axes],
       };
+      chartEl.dataset.axes = JSON.stringify(byUnit.units);
+      chartEl.dataset.xFont = X_AXIS_FONT;
       plot = new uPlot(options, data, chartEl);
     } else {
       plot.setData(data);
@@ -255,6 +310,19 @@ export function trendView(): TrendView {
     // For tests and curious users: how many values the chart holds.
     chartEl.dataset.points = String(ys.reduce((n, column) => n + column.filter((v) => v !== null).length, 0));
     chartEl.dataset.first = xs.length > 0 ? String(xs[0]) : '';
+    chartEl.dataset.from = String(q.from);
+    chartEl.dataset.to = String(q.to);
+    tools.hidden = false;
+    byId('trend-delete-open').hidden = deletable().length === 0;
+  }
+
+  function chartWidth(): number {
+    return Math.max(240, chartEl.clientWidth - 16);
+  }
+
+  /** Lower on a phone, so the form and the chart fit on one screen. */
+  function chartHeight(): number {
+    return window.innerWidth < 560 ? 260 : 360;
   }
 
   function countOf(column: (number | null)[] | undefined): number {
@@ -263,9 +331,107 @@ export function trendView(): TrendView {
     return n;
   }
 
-  /** The y axis label: the points' units ("°C", "°C, bar"), or nothing when none has one. */
-  function axisUnits(xids: string[]): string {
-    return [...new Set(xids.map((x) => units.get(x) ?? '').filter((u) => u !== ''))].join(', ');
+  /** The range selected by dragging across the plot, loaded (the selection box itself goes). */
+  function zoomToSelection(u: uPlot): void {
+    const { left, width } = u.select;
+    if (width < 3) return;
+    const from = u.posToVal(left, 'x');
+    const to = u.posToVal(left + width, 'x');
+    u.setSelect({ left: 0, top: 0, width: 0, height: 0 }, false);
+    showRange(from, to);
+  }
+
+  /**
+   * Shows [from, to) of the points shown, as a fixed range (live updates stop; the form shows it as a
+   * custom range) with the form's rollup, automatic sized to the new range.
+   */
+  function showRange(from: number, to: number): void {
+    const q = query;
+    if (!q) return;
+    if (to - from < ZOOM_MIN_MS) {
+      const middle = (from + to) / 2;
+      from = middle - ZOOM_MIN_MS / 2;
+      to = middle + ZOOM_MIN_MS / 2;
+    }
+    from = Math.round(from);
+    to = Math.round(to);
+    (form.elements.namedItem('range') as HTMLSelectElement).value = 'custom';
+    (form.elements.namedItem('from') as HTMLInputElement).value = localInput(from);
+    (form.elements.namedItem('to') as HTMLInputElement).value = localInput(to);
+    syncControls();
+    const next: Query = { xids: q.xids, span: undefined, from, to, ...readRollup() };
+    forget();
+    query = next;
+    say(status, 'Loading…');
+    void load(true);
+  }
+
+  /** Moves the range shown by `share` of its length (negative: earlier), up to now. */
+  function pan(share: number): void {
+    const q = query;
+    if (!q) return;
+    const span = q.to - q.from;
+    const to = Math.min(Date.now(), q.to + span * share);
+    showRange(to - span, to);
+  }
+
+  /** Doubles the range shown around its middle, up to now. */
+  function zoomOut(): void {
+    const q = query;
+    if (!q) return;
+    const span = q.to - q.from;
+    const to = Math.min(Date.now(), q.to + span / 2);
+    showRange(to - 2 * span, to);
+  }
+
+  /** Halves the range shown around its middle (dragging does it with the mouse; this, with the keyboard). */
+  function zoomIn(): void {
+    const q = query;
+    if (!q) return;
+    const span = q.to - q.from;
+    showRange(q.from + span / 4, q.to - span / 4);
+  }
+
+  /** The plotted series as shown, for the downloads. */
+  function shownSeries(): ExportSeries[] {
+    const q = query;
+    if (!q) return [];
+    return q.xids.map((xid, i) => ({
+      label: `${names.get(xid) ?? xid}${units.has(xid) ? ` (${units.get(xid)})` : ''}`,
+      color: COLORS[i % COLORS.length]!,
+      values: ys[i] ?? [],
+    }));
+  }
+
+  function shownTitle(q: Query): string {
+    const how = q.rollup === 'NONE' ? 'raw values' : `${q.rollup} per ${q.timePeriods ?? 1} ${q.timePeriodType ?? ''}`.trim();
+    return `${formatTime(q.from)} – ${formatTime(q.to)}, ${how}`;
+  }
+
+  function downloadCsv(): void {
+    const q = query;
+    if (!q) return;
+    download(new Blob([trendCsv(xs, shownSeries())], { type: 'text/csv' }), `trend-${fileStamp(q.from)}.csv`);
+  }
+
+  function downloadPng(): void {
+    const q = query;
+    const canvas = plot?.ctx.canvas;
+    if (!q || !canvas) return;
+    trendPng(canvas, shownTitle(q), shownSeries())
+      .then((png) => download(png, `trend-${fileStamp(q.from)}.png`))
+      .catch((err: unknown) => sayError(status, err));
+  }
+
+  /** The points shown whose values the user may delete. */
+  function deletable(): { xid: string; name: string }[] {
+    const may = options.mayDelete;
+    return (query?.xids ?? [])
+      .filter((xid) => {
+        const point = points.get(xid);
+        return !may || (point !== undefined && may(point));
+      })
+      .map((xid) => ({ xid, name: names.get(xid) ?? xid }));
   }
 
   /** The span that shows the points' whole history: at least a minute, at most a week. */
@@ -290,6 +456,7 @@ export function trendView(): TrendView {
     const q = query;
     if (!q) return;
     const how = q.rollup === 'NONE' ? 'raw values' : `${q.rollup} per ${q.timePeriods ?? 1} ${q.timePeriodType ?? ''}`.trim();
+    chartEl.dataset.rollup = how;
     const liveText = q.span === undefined ? 'fixed range' : live.state === 'open' ? 'live' : `polling every ${POLL_MS / 1000} s (live updates unavailable)`;
     const count = Number(chartEl.dataset.points ?? 0);
     say(status, `${count} ${count === 1 ? 'value' : 'values'}, ${how}, ${liveText}`);
@@ -349,12 +516,63 @@ export function trendView(): TrendView {
     if (missing.length === 0) return;
     try {
       const list = await get<List<DataPoint>>(`/data-points?in(xid,(${missing.map(seg).join(',')}))&limit(${missing.length})`);
-      for (const p of list.items) {
-        names.set(p.xid, p.name);
-        if (p.unit) units.set(p.xid, p.unit);
-      }
+      for (const p of list.items) remember(p);
     } catch {
       // the chart itself reports what is wrong with these XIDs
+    }
+  }
+
+  function remember(p: DataPoint): void {
+    names.set(p.xid, p.name);
+    points.set(p.xid, p);
+    if (p.unit) units.set(p.xid, p.unit);
+    else units.delete(p.xid);
+  }
+
+  /** The XIDs in the form, as they stand (none is fine here). */
+  function typedXids(): string[] {
+    return [...new Set(xidsInput.value.split(',').map((x) => x.trim()).filter((x) => x !== ''))];
+  }
+
+  /** The points in the form as removable chips (names once known). */
+  function renderChosen(): void {
+    chosen.replaceChildren(
+      ...typedXids().map((xid) => {
+        const name = names.get(xid) ?? xid;
+        return h(
+          'li',
+          { class: 'chip' },
+          h('span', { title: xid }, name),
+          h('button', { type: 'button', class: 'chip-remove', 'aria-label': `Remove ${name} from the trend`, onclick: () => removePoint(xid) }, '×'),
+        );
+      }),
+    );
+  }
+
+  function setXids(xids: string[]): void {
+    xidsInput.value = xids.join(',');
+    renderChosen();
+  }
+
+  /** A point picked from the search: added to the trend, which is shown (fitted to history when it is the first). */
+  function addPoint(p: FoundPoint): void {
+    remember(p);
+    const xids = typedXids();
+    if (!xids.includes(p.xid)) xids.push(p.xid);
+    setXids(xids);
+    if (!query) (form.elements.namedItem('range') as HTMLSelectElement).value = 'fit';
+    syncControls();
+    void apply();
+  }
+
+  function removePoint(xid: string): void {
+    const xids = typedXids().filter((x) => x !== xid);
+    setXids(xids);
+    if (xids.length > 0) void apply();
+    else {
+      forget();
+      clearChart();
+      say(status, '');
     }
   }
 
@@ -376,6 +594,7 @@ export function trendView(): TrendView {
     ys = q.xids.map(() => []);
     say(status, 'Loading…');
     await loadNames(q.xids);
+    renderChosen();
     if (query !== q) return;
     await load(true);
   }
@@ -407,8 +626,9 @@ export function trendView(): TrendView {
     plot = undefined;
     plotXids = '';
     chartEl.replaceChildren();
-    delete chartEl.dataset.points;
-    delete chartEl.dataset.first;
+    for (const key of ['points', 'first', 'from', 'to', 'xTicks', 'xFont', 'axes', 'rollup']) delete chartEl.dataset[key];
+    tools.hidden = true;
+    deleter.close();
   }
 
   function syncControls(): void {
@@ -423,12 +643,27 @@ export function trendView(): TrendView {
     ev.preventDefault();
     void apply();
   });
-  window.addEventListener('resize', () => plot?.setSize({ width: Math.max(300, chartEl.clientWidth - 16), height: 360 }));
+  window.addEventListener('resize', () => plot?.setSize({ width: chartWidth(), height: chartHeight() }));
+  xidsInput.addEventListener('input', renderChosen);
+  pointSearch(byId<HTMLInputElement>('trend-find'), byId<HTMLUListElement>('trend-suggestions'), {
+    onPick: addPoint,
+    onError: (err) => sayError(status, err),
+    isChosen: (xid) => typedXids().includes(xid),
+  });
+  byId('trend-earlier').addEventListener('click', () => pan(-0.5));
+  byId('trend-later').addEventListener('click', () => pan(0.5));
+  byId('trend-zoom-out').addEventListener('click', zoomOut);
+  byId('trend-zoom-in').addEventListener('click', zoomIn);
+  byId('trend-csv').addEventListener('click', downloadCsv);
+  byId('trend-png').addEventListener('click', downloadPng);
+  byId('trend-delete-open').addEventListener('click', () => {
+    if (query) deleter.open(deletable(), query.from, query.to);
+  });
   syncControls();
 
   return {
     show(xids) {
-      (form.elements.namedItem('xids') as HTMLInputElement).value = xids.join(',');
+      setXids(xids);
       (form.elements.namedItem('range') as HTMLSelectElement).value = 'fit';
       syncControls();
       void apply();

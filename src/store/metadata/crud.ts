@@ -69,6 +69,17 @@ export class CrudRepository<T extends Row & { id: number }> {
     return readInIdPages((after, limit) => this.db.query<T>(text, [value, after, limit]));
   }
 
+  /** Every record, in id order, a page of `pageSize` at a time (keyset pages, as readInIdPages). */
+  async *pages(pageSize = READ_PAGE): AsyncGenerator<T[]> {
+    const text = `select ${this.select} from ${this.def.from} where t.id > $1 order by t.id limit $2`;
+    for (let after = 0; ; ) {
+      const rows = await this.db.query<T>(text, [after, pageSize]);
+      if (rows.length > 0) yield rows;
+      if (rows.length < pageSize) return;
+      after = rows[rows.length - 1]!.id;
+    }
+  }
+
   count(q: SqlQueryParts): Promise<number> {
     return countRows(this.db, this.source, q);
   }

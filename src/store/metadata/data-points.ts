@@ -1,6 +1,7 @@
 // Data points table (joined with its source for dataSourceXid) and its RQL properties.
-import type { ResourceDef } from '../../core/rql/index.js';
+import type { ResourceDef, SqlQueryParts } from '../../core/rql/index.js';
 import { CrudRepository, readInIdPages } from './crud.js';
+import type { TextRenderer } from '../../core/text-renderer.js';
 import type { Queryable } from './db.js';
 
 export const DATA_TYPES = ['NUMERIC', 'BINARY', 'MULTISTATE', 'ALPHANUMERIC'] as const;
@@ -22,6 +23,8 @@ export interface DataPointRecord {
   /** Type-specific locator without dataType and settable (those have columns of their own). */
   pointLocator: Record<string, unknown>;
   unit: string;
+  /** How its values are written for people (core/text-renderer.ts). */
+  textRenderer: TextRenderer;
   tags: Record<string, string>;
   rollup: string;
   readPermission: string[];
@@ -105,6 +108,24 @@ export class DataPointsRepository extends CrudRepository<DataPointRecord> {
     );
   }
 
+  /**
+   * The XID, name and device name of each point `q` selects, in its order and window, as one JSON
+   * array text of `[xid, name, deviceName]` built by the server: one row to decode however many
+   * points (a page of whole records per statement took 4.6 s for 10,000 points on PGlite).
+   */
+  async labels(q: SqlQueryParts): Promise<string> {
+    const values = [...q.values, q.limit, q.offset];
+    const rows = await this.db.query<{ json: string }>(
+      `select coalesce(json_agg(json_build_array(xid, name, device) order by n), '[]')::text as "json" from (
+         select t.xid, t.name, t.device_name as device, row_number() over (order by ${q.orderBy}) as n
+         from data_points t join data_sources s on s.id = t.data_source_id
+         where ${q.where} order by ${q.orderBy} limit $${values.length - 1} offset $${values.length}
+       ) found`,
+      values,
+    );
+    return rows[0]!.json;
+  }
+
   /** Runtime state, written by the data source runtime (not a change of the point's configuration). */
   async setWarning(id: number, w: PointWarning): Promise<void> {
     await this.db.query('update data_points set last_warning = $2, last_warning_ts = $3, last_warning_cleared = $4 where id = $1', [id, w.message, w.timestamp, w.cleared]);
@@ -141,6 +162,7 @@ export class DataPointsRepository extends CrudRepository<DataPointRecord> {
         settable: 't.settable',
         pointLocator: 't.point_locator',
         unit: 't.unit',
+        textRenderer: 't.text_renderer',
         tags: 't.tags',
         rollup: 't.rollup',
         readPermission: 't.read_permission',
@@ -163,6 +185,7 @@ export class DataPointsRepository extends CrudRepository<DataPointRecord> {
         settable: 'settable',
         pointLocator: 'point_locator',
         unit: 'unit',
+        textRenderer: 'text_renderer',
         tags: 'tags',
         rollup: 'rollup',
         readPermission: 'read_permission',
@@ -172,7 +195,7 @@ export class DataPointsRepository extends CrudRepository<DataPointRecord> {
         purgeOverride: 'purge_override',
         purgePeriod: 'purge_period',
       },
-      json: ['pointLocator', 'tags', 'loggingProperties', 'purgePeriod'],
+      json: ['pointLocator', 'textRenderer', 'tags', 'loggingProperties', 'purgePeriod'],
     });
   }
 }

@@ -3,7 +3,7 @@ import type { ResourceDef } from '../../core/rql/index.js';
 import { CrudRepository } from './crud.js';
 import type { Queryable } from './db.js';
 
-export const DATA_SOURCE_TYPES = ['VIRTUAL', 'MODBUS_IP', 'MQTT_CLIENT'] as const;
+export const DATA_SOURCE_TYPES = ['VIRTUAL', 'MODBUS_IP', 'MQTT_CLIENT', 'LINE_PROTOCOL', 'META', 'OPC_UA', 'BACNET_IP'] as const;
 export type DataSourceType = (typeof DATA_SOURCE_TYPES)[number];
 export const DATA_SOURCE_STATES = ['RUNNING', 'STOPPED', 'ERROR'] as const;
 export type DataSourceState = (typeof DATA_SOURCE_STATES)[number];

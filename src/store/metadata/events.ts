@@ -3,7 +3,9 @@
 import type { ResourceDef } from '../../core/rql/index.js';
 import { CrudRepository } from './crud.js';
 import type { Queryable } from './db.js';
+import { EVENT_COMMENTS, type EventComment } from './event-comments.js';
 import { ALARM_LEVELS, type AlarmLevel, type EventDetectorRecord } from './event-detectors.js';
+import type { HandlerJobsSql } from './event-handlers.js';
 
 export const EVENT_TYPES = ['DATA_POINT', 'DATA_SOURCE', 'SYSTEM'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -32,6 +34,8 @@ export interface EventRecord {
   dataSourceId: number | null;
   dataSourceXid: string | null;
   detectorId: number | null;
+  /** Oldest first. */
+  comments: EventComment[];
 }
 
 export type NewEvent = Pick<EventRecord, 'alarmLevel' | 'activeTimestamp' | 'rtnApplicable' | 'message' | 'eventType'> &
@@ -95,6 +99,7 @@ const EVENT_COLUMNS: { [K in keyof EventRecord]: string } = {
   dataSourceId: 't.data_source_id',
   dataSourceXid: 't.data_source_xid',
   detectorId: 't.detector_id',
+  comments: EVENT_COMMENTS,
 };
 
 const RETURNING = Object.entries(EVENT_COLUMNS)
@@ -108,7 +113,11 @@ const CLOSE_SET = `cleared_ts = coalesce(t.cleared_ts, $1),
   rtn_cause = case when t.rtn_applicable and t.active then $2 else t.rtn_cause end`;
 
 export class EventsRepository extends CrudRepository<EventRecord> {
-  constructor(db: Queryable) {
+  /** `jobs`: the event handlers' jobs are inserted by each statement that changes events (none without). */
+  constructor(
+    db: Queryable,
+    private readonly jobs?: HandlerJobsSql,
+  ) {
     super(db, {
       table: 'events',
       from: 'events t',
@@ -131,6 +140,14 @@ export class EventsRepository extends CrudRepository<EventRecord> {
     });
   }
 
+  /** Runs a statement that changes events and returns them, with the jobs of their handlers. */
+  private change(action: 'RAISED' | 'RETURN_TO_NORMAL' | 'ACKNOWLEDGED', text: string, values: readonly unknown[]): Promise<EventRecord[]> {
+    if (!this.jobs) return this.db.query<EventRecord>(text, values);
+    const q = this.jobs.wrap(action, text, values);
+    const jobs = this.jobs;
+    return this.db.query<EventRecord>(q.text, q.values).then((rows) => jobs.took(rows));
+  }
+
   /**
    * Stores a new active event, unless the same episode is already open (same detector, or same
    * source fault kind): then nothing is written and `created` is false with the open event.
@@ -140,7 +157,8 @@ export class EventsRepository extends CrudRepository<EventRecord> {
       e.alarmLevel, e.activeTimestamp, e.rtnApplicable, e.message, e.eventType, e.subType ?? null, e.referenceId1 ?? null,
       e.referenceId2 ?? null, e.dataPointId ?? null, e.dataPointXid ?? null, e.dataSourceId ?? null, e.dataSourceXid ?? null, e.detectorId ?? null,
     ];
-    const inserted = await this.db.query<EventRecord>(
+    const inserted = await this.change(
+      'RAISED',
       `insert into events as t (alarm_level, active_ts, active, rtn_applicable, message, event_type, sub_type, reference_id1,
          reference_id2, data_point_id, data_point_xid, data_source_id, data_source_xid, detector_id)
        values ($1, $2, true, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
@@ -160,14 +178,15 @@ export class EventsRepository extends CrudRepository<EventRecord> {
 
   /** Ends the episode of one event; returns it when it was still open. */
   async close(id: number, cause: RtnCause, ts: number): Promise<EventRecord | undefined> {
-    const rows = await this.db.query<EventRecord>(`update events t set ${CLOSE_SET} where t.id = $3 and t.cleared_ts is null returning ${RETURNING}`, [ts, cause, id]);
+    const rows = await this.change('RETURN_TO_NORMAL', `update events t set ${CLOSE_SET} where t.id = $3 and t.cleared_ts is null returning ${RETURNING}`, [ts, cause, id]);
     return rows[0];
   }
 
   /** Ends the open episodes of these detectors; returns the events that changed. */
   async closeForDetectors(detectorIds: readonly number[], cause: RtnCause, ts: number): Promise<EventRecord[]> {
     if (detectorIds.length === 0) return [];
-    return this.db.query<EventRecord>(
+    return this.change(
+      'RETURN_TO_NORMAL',
       `update events t set ${CLOSE_SET} where t.detector_id = any($3::int[]) and t.cleared_ts is null returning ${RETURNING}`,
       [ts, cause, detectorIds],
     );
@@ -175,7 +194,8 @@ export class EventsRepository extends CrudRepository<EventRecord> {
 
   /** Ends the open fault episodes of a source of one kind. */
   async closeSourceFault(sourceId: number, subType: string, cause: RtnCause, ts: number): Promise<EventRecord[]> {
-    return this.db.query<EventRecord>(
+    return this.change(
+      'RETURN_TO_NORMAL',
       `update events t set ${CLOSE_SET}
        where t.event_type = 'DATA_SOURCE' and t.data_source_id = $3 and t.sub_type = $4 and t.cleared_ts is null returning ${RETURNING}`,
       [ts, cause, sourceId, subType],
@@ -187,7 +207,8 @@ export class EventsRepository extends CrudRepository<EventRecord> {
    * by themselves stay active until acknowledged); every open episode of its detectors ends.
    */
   async closeForSource(sourceId: number, cause: RtnCause, ts: number): Promise<EventRecord[]> {
-    const closed = await this.db.query<EventRecord>(
+    const closed = await this.change(
+      'RETURN_TO_NORMAL',
       `update events t set ${CLOSE_SET} where t.data_source_id = $3 and t.active returning ${RETURNING}`,
       [ts, cause, sourceId],
     );
@@ -207,7 +228,8 @@ export class EventsRepository extends CrudRepository<EventRecord> {
    */
   async acknowledge(select: AckSelection, ack: { ts: number; userId: number; username: string }): Promise<EventRecord[]> {
     const n = select.values.length;
-    return this.db.query<EventRecord>(
+    return this.change(
+      'ACKNOWLEDGED',
       `update events t set ack_ts = $${n + 3}, ack_user_id = $${n + 4}, ack_username = $${n + 5},
          active = case when t.rtn_applicable then t.active else false end
        where t.ack_ts is null and t.id in (

@@ -3,7 +3,8 @@
 // returns, not a query over 8,760 bucket rows.
 //
 // Per series it keeps one contiguous window of bucket indexes [lo, hi) and the merged aggregates of
-// the non-empty buckets in it, ascending. A read inside the window is a slice; a read that starts in
+// the non-empty buckets in it, ascending, as columns (bucket-columns.ts): a hit lends a view of them,
+// copying nothing. A read inside the window is a slice; a read that starts in
 // or at the window and ends past it (live data: the newest hours) fetches only the missing tail and
 // extends the window; any other read replaces the window.
 //
@@ -13,10 +14,11 @@
 // result is dropped rather than stored (a per-series version counter tells). Whole windows are
 // evicted least recently used first once the cached bucket count passes its bound.
 import { bucketCeil, bucketOf } from './aggregates.js';
+import { SeriesBuckets } from './bucket-columns.js';
 import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue, type ValueBatch } from './types.js';
 
 export interface BucketCacheOptions {
-  /** Most bucket aggregates held over all series (default 500,000, about 60 MB). */
+  /** Most bucket aggregates held over all series (default 500,000: 80 bytes each as columns, 40 MB; a growing window may hold up to twice its rows' room). */
   maxBuckets?: number;
 }
 
@@ -24,23 +26,10 @@ interface Window {
   lo: number;
   hi: number;
   /** Non-empty buckets with lo <= start / BUCKET_MS < hi, ascending. */
-  rows: BucketAggregate[];
+  rows: SeriesBuckets;
 }
 
 const DEFAULT_MAX_BUCKETS = 500_000;
-
-/** Index of the first row whose bucket index is >= b. */
-function firstAtOrAfter(rows: readonly BucketAggregate[], b: number): number {
-  const start = b * BUCKET_MS;
-  let lo = 0;
-  let hi = rows.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (rows[mid]!.start < start) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 export class BucketCachedStore implements PointValueStore {
   readonly engine: PointValueStore['engine'];
@@ -125,25 +114,32 @@ export class BucketCachedStore implements PointValueStore {
   }
 
   async buckets(series: number, from: number, to: number): Promise<BucketAggregate[]> {
+    return (await this.bucketColumns(series, from, to)).toAggregates();
+  }
+
+  async bucketColumns(series: number, from: number, to: number): Promise<SeriesBuckets> {
     const lo = bucketCeil(from);
     const hi = bucketCeil(to);
-    if (!(lo < hi)) return [];
+    if (!(lo < hi)) return new SeriesBuckets();
     const w = this.windows.get(series);
     if (w && w.lo <= lo && hi <= w.hi) {
       this.touch(series, w);
-      return w.rows.slice(firstAtOrAfter(w.rows, lo), firstAtOrAfter(w.rows, hi));
+      return w.rows.view(w.rows.firstAtOrAfter(lo * BUCKET_MS), w.rows.firstAtOrAfter(hi * BUCKET_MS));
     }
     const version = this.version(series);
     if (w && w.lo <= lo && lo <= w.hi) {
       // Only the tail past the window is read; the window grows to cover the request.
-      const head = w.rows.slice(firstAtOrAfter(w.rows, lo));
-      const tail = await this.inner.buckets(series, w.hi * BUCKET_MS, to);
+      const head = w.rows.view(w.rows.firstAtOrAfter(lo * BUCKET_MS));
+      const tail = await this.readInner(series, w.hi * BUCKET_MS, to);
       if (this.version(series) === version && this.windows.get(series) === w) this.extend(series, w, hi, tail);
-      return head.concat(tail);
+      const out = new SeriesBuckets(head.length + tail.length);
+      out.append(head);
+      out.append(tail);
+      return out;
     }
-    const rows = await this.inner.buckets(series, from, to);
+    const rows = await this.readInner(series, from, to);
     if (this.version(series) === version) this.install(series, { lo, hi, rows });
-    return rows.slice();
+    return rows.view();
   }
 
   latest(series: number, limit: number): Promise<StoredValue[]> {
@@ -184,9 +180,9 @@ export class BucketCachedStore implements PointValueStore {
         this.drop(series, w);
         continue;
       }
-      const keep = firstAtOrAfter(w.rows, b);
+      const keep = w.rows.firstAtOrAfter(b * BUCKET_MS);
       this.cachedBuckets -= w.rows.length - keep;
-      w.rows.length = keep;
+      w.rows.truncate(keep);
       w.hi = b;
     }
   }
@@ -200,8 +196,14 @@ export class BucketCachedStore implements PointValueStore {
     this.evict();
   }
 
-  private extend(series: number, w: Window, hi: number, tail: BucketAggregate[]): void {
-    for (const row of tail) w.rows.push(row);
+  /** The inner store's buckets, as columns. */
+  private async readInner(series: number, from: number, to: number): Promise<SeriesBuckets> {
+    if (this.inner.bucketColumns) return this.inner.bucketColumns(series, from, to);
+    return SeriesBuckets.from(await this.inner.buckets(series, from, to));
+  }
+
+  private extend(series: number, w: Window, hi: number, tail: SeriesBuckets): void {
+    w.rows.append(tail);
     w.hi = hi;
     this.cachedBuckets += tail.length;
     this.touch(series, w);

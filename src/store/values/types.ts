@@ -10,6 +10,8 @@
 //   in a batch meaning "no numeric value" (an ALPHANUMERIC row). The pipeline checks both.
 // - `range` yields batches whose sizes are the engine's choice.
 
+import type { SeriesBuckets } from './bucket-columns.js';
+
 /** A stored value as read back. */
 export interface StoredValue {
   ts: number;
@@ -90,6 +92,11 @@ export interface PointValueStore {
   valueAt(series: number, t: number): Promise<StoredValue | undefined>;
   /** Partial aggregates of the buckets (BUCKET_MS, aligned to the epoch) starting in [from, to), ascending; empty buckets omitted. */
   buckets(series: number, from: number, to: number): Promise<BucketAggregate[]>;
+  /**
+   * The same as columns (the bucket cache has them so): the rollup engine's form on the hot path.
+   * The columns may share memory with the store's; they never change, and the caller must not change them.
+   */
+  bucketColumns?(series: number, from: number, to: number): Promise<SeriesBuckets>;
   /** Deletes values with from <= ts < to; returns how many. */
   delete(series: number, from: number, to: number): Promise<number>;
   /**

@@ -55,6 +55,10 @@ export function withUnavailableAsDomainError(
     ping: () => bounded(store.ping(), 'ping').catch(unavailable),
     close: () => store.close(),
   };
+  if (store.bucketColumns) {
+    const columns = store.bucketColumns.bind(store);
+    wrapped.bucketColumns = (series, from, to) => bounded(columns(series, from, to), 'buckets').catch(unavailable);
+  }
   if (store.changedElsewhere) wrapped.changedElsewhere = (earliest) => store.changedElsewhere!(earliest);
   if (store.compact) wrapped.compact = () => store.compact!().catch(unavailable);
   // Maintenance of many statements (each bounded by the engine) may rightly take longer than one call.

@@ -92,7 +92,9 @@ export async function readBulkBody(body: unknown, ports: WriterPorts, range: Tim
  * which also words the errors.
  */
 export async function readBulkColumns(c: BulkColumns, ports: WriterPorts, range: TimeRange): Promise<BulkBatch | undefined> {
-  const batch = emptyBatch(c.length);
+  // The reader's value and timestamp columns become the batch's (they may be longer than it): only
+  // the series column is new.
+  const batch: ValueBatch = { length: c.length, series: new Int32Array(c.length), ts: c.timestamps, value: c.values, text: null, annotation: null };
   const points = new Map<number, DataPointRecord>();
   let xid: string | undefined;
   let point: DataPointRecord | undefined;
@@ -110,8 +112,6 @@ export async function readBulkColumns(c: BulkColumns, ports: WriterPorts, range:
     const ts = c.timestamps[i]!;
     if (!Number.isFinite(value) || !Number.isSafeInteger(ts) || ts < min || ts > max) return undefined;
     batch.series[i] = point!.id;
-    batch.ts[i] = ts;
-    batch.value[i] = value;
   }
   return { batch, points };
 }

@@ -15,8 +15,19 @@ interface Entry {
   complete: boolean;
 }
 
+/**
+ * A point's values being read from the store. A write of the point that ends meanwhile makes the read
+ * out of date: it is not cached (else the cache would hold it until the point's next write), and later
+ * readers start a read of their own.
+ */
+interface Load {
+  entry: Promise<Entry>;
+  outdated: boolean;
+}
+
 export class LatestValueCache {
   private readonly entries: LRUCache<number, Entry>;
+  private readonly loads = new Map<number, Load>();
 
   constructor(
     private readonly store: PointValueStore,
@@ -26,13 +37,27 @@ export class LatestValueCache {
   }
 
   private async entry(series: number): Promise<Entry> {
-    let e = this.entries.get(series);
-    if (!e) {
-      const values = await this.store.latest(series, CACHE_DEPTH);
-      e = { values, complete: values.length < CACHE_DEPTH };
-      this.entries.set(series, e);
+    const cached = this.entries.get(series);
+    if (cached) return cached;
+    const running = this.loads.get(series);
+    if (running) return running.entry;
+    const load: Load = { entry: this.store.latest(series, CACHE_DEPTH).then((values) => ({ values, complete: values.length < CACHE_DEPTH })), outdated: false };
+    this.loads.set(series, load);
+    try {
+      const e = await load.entry;
+      if (!load.outdated) this.entries.set(series, e);
+      return e;
+    } finally {
+      if (this.loads.get(series) === load) this.loads.delete(series);
     }
-    return e;
+  }
+
+  /** A write of the series ended (or another instance's may have): a read under way is out of date. */
+  private outdate(series: number): void {
+    const load = this.loads.get(series);
+    if (!load) return;
+    load.outdated = true;
+    this.loads.delete(series);
   }
 
   /** Newest first, at most `limit`. */
@@ -51,6 +76,7 @@ export class LatestValueCache {
    * become the newest; a late one inside the window held makes the next read reload.
    */
   applyWritten(series: number, written: readonly StoredValue[]): void {
+    this.outdate(series);
     const e = this.entries.get(series);
     if (!e) return;
     const head = e.values[0];
@@ -87,6 +113,7 @@ export class LatestValueCache {
       const s = b.series[i]!;
       if (s !== series) {
         series = s;
+        if (this.loads.size > 0) this.outdate(s);
         entry = this.entries.peek(s);
         top = newest.get(s);
         if (entry && !top) newest.set(s, (top = []));
@@ -116,10 +143,13 @@ export class LatestValueCache {
 
   /** Forgets every point (another instance may have written any of them). */
   clear(): void {
+    for (const load of this.loads.values()) load.outdated = true;
+    this.loads.clear();
     this.entries.clear();
   }
 
   invalidate(series: number): void {
+    this.outdate(series);
     this.entries.delete(series);
   }
 }

@@ -8,7 +8,8 @@
 // inside value counts only when a start value exists.
 import { PeriodWalker } from './period-walker.js';
 import { storedScalar, type RollupResult, type StoredScalar } from './rollup-result.js';
-import type { BucketAggregate, StoredValue } from '../../store/values/types.js';
+import type { SeriesBuckets } from '../../store/values/bucket-columns.js';
+import type { StoredValue } from '../../store/values/types.js';
 
 /** The value in force at the first period's start (the newest with ts <= start). */
 export interface InForce<T> {
@@ -42,9 +43,149 @@ export class NumericAccumulator extends PeriodWalker {
     for (const v of batch) if (v.value !== null && v.ts >= from && v.ts < to) this.value(v.ts, v.value);
   }
 
-  /** Whole buckets, each inside one period and ending by endOfData, in ascending order, before any value. */
-  buckets(buckets: readonly BucketAggregate[]): void {
-    for (const b of buckets) this.bucket(b);
+  /**
+   * Whole buckets, each inside one period and ending by endOfData, in ascending order, before any
+   * value. The hot path (a year of hourly buckets, often a period each): one loop with the walk's
+   * state in locals, closing periods inline. It takes the steps of value()'s walk (advance, accrue,
+   * took, writeOut and close) in the same order, so every sum rounds as it would there.
+   */
+  buckets(buckets: SeriesBuckets): void {
+    const n = buckets.length;
+    if (n === 0) return;
+    const r = this.result;
+    const bounds = this.bounds;
+    const lastPeriod = this.lastPeriod;
+    const endOfData = this.endOfData;
+    let period = this.period;
+    let periodStart = this.periodStart;
+    let periodEnd = this.periodEnd;
+    let inForceEnd = this.inForceEnd;
+    let hasCurrent = this.hasCurrent;
+    let since = this.since;
+    let count = this.count;
+    let firstTs = this.firstTs;
+    let lastTs = this.lastTs;
+    let hasStart = this.hasStart;
+    let current = this.current;
+    let first = this.first;
+    let last = this.last;
+    let startValue = this.startValue;
+    let sum = this.sum;
+    let minimum = this.minimum;
+    let maximum = this.maximum;
+    let integralMs = this.integralMs;
+    let inForceMs = this.inForceMs;
+    const bStart = buckets.start;
+    const bCount = buckets.count;
+    const bSum = buckets.sum;
+    const bMin = buckets.min;
+    const bMax = buckets.max;
+    const bFirstTsColumn = buckets.firstTs;
+    const bFirstValue = buckets.firstValue;
+    const bLastTsColumn = buckets.lastTs;
+    const bLastValue = buckets.lastValue;
+    const bInner = buckets.innerIntegral;
+    for (let k = 0; k < n; k++) {
+      const bucketCount = bCount[k]!;
+      if (bucketCount === 0) continue;
+      const start = bStart[k]!;
+      // advance(start): close the current period and open the next until one holds the bucket.
+      while (start >= periodEnd && period < lastPeriod) {
+        // writeOut(period), with accrue(inForceEnd) first.
+        if (hasCurrent) {
+          const from = since > periodStart ? since : periodStart;
+          if (inForceEnd > from) {
+            integralMs += current * (inForceEnd - from);
+            inForceMs += inForceEnd - from;
+          }
+        }
+        const has = count > 0;
+        let lo = has ? minimum : NaN;
+        let hi = has ? maximum : NaN;
+        if (hasStart) {
+          lo = has && lo < startValue ? lo : startValue;
+          hi = has && hi > startValue ? hi : startValue;
+        }
+        r.sum[period] = has ? sum : NaN;
+        r.minimum[period] = lo;
+        r.maximum[period] = hi;
+        r.first[period] = has ? first : NaN;
+        r.last[period] = has ? last : NaN;
+        r.startValue[period] = hasStart ? startValue : NaN;
+        r.integralMs[period] = integralMs;
+        r.inForceMs[period] = inForceMs;
+        sum = 0;
+        integralMs = 0;
+        inForceMs = 0;
+        startValue = current;
+        // The walker's close(), then open(period + 1).
+        r.count[period] = count;
+        r.firstTs[period] = has ? firstTs : NaN;
+        r.lastTs[period] = has ? lastTs : NaN;
+        r.hasStart[period] = hasStart ? 1 : 0;
+        period++;
+        periodStart = bounds[period]!;
+        periodEnd = bounds[period + 1]!;
+        inForceEnd = periodEnd < endOfData ? periodEnd : endOfData;
+        count = 0;
+        hasStart = hasCurrent;
+      }
+      const bFirstTs = bFirstTsColumn[k]!;
+      const bLastTs = bLastTsColumn[k]!;
+      const bMinimum = bMin[k]!;
+      const bMaximum = bMax[k]!;
+      // accrue(b.firstTs): the carried value covers the gap up to the bucket's first value.
+      if (hasCurrent) {
+        const from = since > periodStart ? since : periodStart;
+        const to = bFirstTs < inForceEnd ? bFirstTs : inForceEnd;
+        if (to > from) {
+          integralMs += current * (to - from);
+          inForceMs += to - from;
+        }
+      }
+      if (count === 0) {
+        first = bFirstValue[k]!;
+        minimum = bMinimum;
+        maximum = bMaximum;
+      } else {
+        if (bMinimum < minimum) minimum = bMinimum;
+        if (bMaximum > maximum) maximum = bMaximum;
+      }
+      sum += bSum[k]!;
+      integralMs += bInner[k]!;
+      inForceMs += bLastTs - bFirstTs;
+      last = bLastValue[k]!;
+      current = last;
+      // took(count, firstTs, lastTs) of the bucket
+      if (count === 0) firstTs = bFirstTs;
+      count += bucketCount;
+      lastTs = bLastTs;
+      since = bLastTs;
+      hasCurrent = true;
+      if (bFirstTs === periodStart) {
+        hasStart = true;
+        startValue = bFirstValue[k]!;
+      }
+    }
+    this.period = period;
+    this.periodStart = periodStart;
+    this.periodEnd = periodEnd;
+    this.inForceEnd = inForceEnd;
+    this.hasCurrent = hasCurrent;
+    this.since = since;
+    this.count = count;
+    this.firstTs = firstTs;
+    this.lastTs = lastTs;
+    this.hasStart = hasStart;
+    this.current = current;
+    this.first = first;
+    this.last = last;
+    this.startValue = startValue;
+    this.sum = sum;
+    this.minimum = minimum;
+    this.maximum = maximum;
+    this.integralMs = integralMs;
+    this.inForceMs = inForceMs;
   }
 
   /** A value inside the range; values arrive in ascending ts, each ts once. */
@@ -63,28 +204,6 @@ export class NumericAccumulator extends PeriodWalker {
     this.last = v;
     this.current = v;
     if (this.took(1, ts, ts)) this.startValue = v;
-  }
-
-  /** A whole bucket lying inside one period and ending by endOfData, in ascending order with values. */
-  private bucket(b: BucketAggregate): void {
-    if (b.count === 0) return;
-    if (b.start >= this.periodEnd) this.advance(b.start);
-    // The carried value covers the gap up to the bucket's first value (across empty buckets too).
-    if (this.hasCurrent) this.accrue(b.firstTs);
-    if (this.count === 0) {
-      this.first = b.firstValue;
-      this.minimum = b.min;
-      this.maximum = b.max;
-    } else {
-      if (b.min < this.minimum) this.minimum = b.min;
-      if (b.max > this.maximum) this.maximum = b.max;
-    }
-    this.sum += b.sum;
-    this.integralMs += b.innerIntegral;
-    this.inForceMs += b.lastTs - b.firstTs;
-    this.last = b.lastValue;
-    this.current = b.lastValue;
-    if (this.took(b.count, b.firstTs, b.lastTs)) this.startValue = b.firstValue;
   }
 
   /** The current value was in force from `since` until `until`: add the part inside the window. */

@@ -13,9 +13,9 @@
 import type { RollupResult } from './rollup-result.js';
 
 export abstract class PeriodWalker {
-  private readonly bounds: Float64Array;
-  private readonly lastPeriod: number;
-  private period = 0;
+  protected readonly bounds: Float64Array;
+  protected readonly lastPeriod: number;
+  protected period = 0;
 
   /** The current period, [periodStart, periodEnd). */
   protected periodStart = 0;
@@ -36,7 +36,7 @@ export abstract class PeriodWalker {
   /** `inForceSince`: when the value in force at the first period's start became so, if there is one. */
   protected constructor(
     protected readonly result: RollupResult,
-    private readonly endOfData: number,
+    protected readonly endOfData: number,
     inForceSince: number | undefined,
   ) {
     this.bounds = result.bounds;

@@ -6,12 +6,13 @@ import type { PeriodPlan } from './periods.js';
 import { NumericAccumulator, StoredValueAccumulator, type InForce } from './accumulators.js';
 import { RollupResult, rollsUpNumbers, storedScalar } from './rollup-result.js';
 import type { DataPointRecord } from '../../store/metadata/data-points.js';
-import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue } from '../../store/values/types.js';
+import { SeriesBuckets } from '../../store/values/bucket-columns.js';
+import { BUCKET_MS, type PointValueStore, type StoredValue } from '../../store/values/types.js';
 
 export { RollupResult, type StoredScalar } from './rollup-result.js';
 
 /** The store verbs a rollup reads with. */
-export type RollupSource = Pick<PointValueStore, 'valueAt' | 'range' | 'buckets'>;
+export type RollupSource = Pick<PointValueStore, 'valueAt' | 'range' | 'buckets' | 'bucketColumns'>;
 
 export interface RollupOptions {
   /** Answer whole buckets from store.buckets() where possible (default true); false reads raw values only. */
@@ -61,13 +62,13 @@ export async function computeRollup(
 
   const bucketEnd = options.useBuckets === false ? from : bucketStretchEnd(bounds, endOfData);
   let rawFrom = from;
-  let buckets: BucketAggregate[] = [];
+  let buckets = NO_BUCKETS;
   let inForce: InForce<number> | undefined;
   if (bucketEnd > from) {
     // One more bucket, the hour before `from`: its last value is the one in force at `from`.
-    buckets = await store.buckets(series, from - BUCKET_MS, bucketEnd);
+    buckets = await bucketColumns(store, series, from - BUCKET_MS, bucketEnd);
     inForce = await inForceFromBuckets(store, series, from, buckets);
-    if (buckets[0]?.start === from - BUCKET_MS) buckets = buckets.slice(1);
+    if (buckets.length > 0 && buckets.start[0] === from - BUCKET_MS) buckets = buckets.view(1);
     rawFrom = bucketEnd;
   } else {
     inForce = numericValue(await store.valueAt(series, from));
@@ -121,6 +122,14 @@ export function pointRollup(
   return rollupInChunks(store, point.id, plan, Math.min(plan.to, now), rollsUpNumbers(point.dataType), options);
 }
 
+const NO_BUCKETS = new SeriesBuckets();
+
+/** The store's buckets as columns: its own where it has them (the bucket cache does), else converted. */
+async function bucketColumns(store: RollupSource, series: number, from: number, to: number): Promise<SeriesBuckets> {
+  if (store.bucketColumns) return store.bucketColumns(series, from, to);
+  return SeriesBuckets.from(await store.buckets(series, from, to));
+}
+
 function numericValue(v: StoredValue | undefined): InForce<number> | undefined {
   return v && v.value !== null ? { ts: v.ts, value: v.value } : undefined;
 }
@@ -130,10 +139,12 @@ function numericValue(v: StoredValue | undefined): InForce<number> | undefined {
  * before `from`) where they tell: the last value of that hour; or none needed when the first value
  * inside is at `from` itself (it is the value in force then). Otherwise the store is asked.
  */
-async function inForceFromBuckets(store: RollupSource, series: number, from: number, buckets: readonly BucketAggregate[]): Promise<InForce<number> | undefined> {
-  const first = buckets[0];
-  if (first?.start === from - BUCKET_MS) return { ts: first.lastTs, value: first.lastValue };
-  if (first?.start === from && first.firstTs === from) return undefined;
+async function inForceFromBuckets(store: RollupSource, series: number, from: number, buckets: SeriesBuckets): Promise<InForce<number> | undefined> {
+  if (buckets.length > 0) {
+    const start = buckets.start[0];
+    if (start === from - BUCKET_MS) return { ts: buckets.lastTs[0] as number, value: buckets.lastValue[0] as number };
+    if (start === from && buckets.firstTs[0] === from) return undefined;
+  }
   return numericValue(await store.valueAt(series, from));
 }
 

@@ -191,6 +191,70 @@ export class StatisticsPresenter {
     const v = statistic(result, i, field);
     return field === 'count' ? v : apiStatistic(this.dataType, v);
   }
+
+  /**
+   * A statistic of periods [from, to) as numbers, for the columnar writers: out[k] is period from + k's
+   * value(), NaN for null, a BINARY state as 1 or 0, NaN for text. A numeric result's statistic is
+   * computed column-wise, with the arithmetic of value(); the rest goes period by period.
+   */
+  numbers(result: RollupResult, field: StatisticField, from: number, to: number, out: Float64Array): Float64Array {
+    if (!result.numeric || (this.dataType === 'BINARY' && field !== 'count')) {
+      for (let i = from; i < to; i++) out[i - from] = asNumber(this.value(result, i, field));
+      return out;
+    }
+    numericColumn(result, field, from, to, out);
+    return out;
+  }
+}
+
+/** A presented value as a number: NaN for null and text, a boolean as 1 or 0. */
+function asNumber(v: PresentedValue): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'boolean') return v ? 1 : 0;
+  return NaN;
+}
+
+/** statistic() of a numeric result over [from, to), NaN for null (orNull's NaN stays NaN). */
+function numericColumn(r: RollupResult, field: StatisticField, from: number, to: number, out: Float64Array): void {
+  const n = to - from;
+  switch (field) {
+    case 'average':
+      for (let k = 0; k < n; k++) {
+        const ms = r.inForceMs[from + k]!;
+        out[k] = ms > 0 ? r.integralMs[from + k]! / ms : NaN;
+      }
+      return;
+    case 'arithmeticMean':
+      for (let k = 0; k < n; k++) {
+        const count = r.count[from + k]!;
+        out[k] = count > 0 ? r.sum[from + k]! / count : NaN;
+      }
+      return;
+    case 'minimum':
+      out.set(r.minimum.subarray(from, to));
+      return;
+    case 'maximum':
+      out.set(r.maximum.subarray(from, to));
+      return;
+    case 'sum':
+      out.set(r.sum.subarray(from, to));
+      return;
+    case 'first':
+      out.set(r.first.subarray(from, to));
+      return;
+    case 'last':
+      out.set(r.last.subarray(from, to));
+      return;
+    case 'start':
+      out.set(r.startValue.subarray(from, to));
+      return;
+    case 'count':
+      out.set(r.count.subarray(from, to));
+      return;
+    default:
+      // delta and integral: their nulls depend on several columns.
+      for (let k = 0; k < n; k++) out[k] = asNumber(statistic(r, from + k, field));
+  }
 }
 
 /** Time-weighted over the in-force window; null when the window is empty. */

@@ -1,8 +1,8 @@
 // Query results of the reads turned into the store's values: stored values from SQL.newest,
 // SQL.newestOne and SQL.oldest; hourly aggregates from SQL.buckets, read off the chunks' vectors.
 import type { DuckDBDoubleVector, DuckDBIntegerVector, DuckDBMaterializedResult, DuckDBResultReader, DuckDBVarCharVector } from '@duckdb/node-api';
-import { BucketMerger } from '../aggregates.js';
-import { BUCKET_MS, type BucketAggregate, type StoredValue } from '../types.js';
+import { SeriesBuckets } from '../bucket-columns.js';
+import { BUCKET_MS, type StoredValue } from '../types.js';
 
 /** The row of SQL.newestOne: none when its window held no value (max(ts) is NULL). */
 export function toNewestOne(reader: DuckDBResultReader): StoredValue[] {
@@ -67,9 +67,9 @@ type BucketVectors = [
   DuckDBDoubleVector,
 ];
 
-/** Row j of a chunk of SQL.buckets into the merger (every column is NOT NULL). */
-function addRow(merger: BucketMerger, v: BucketVectors, j: number): void {
-  merger.add(
+/** Row j of a chunk of SQL.buckets into the columns, merged with its bucket's rows before (every column is NOT NULL). */
+function addRow(out: SeriesBuckets, v: BucketVectors, j: number): void {
+  out.merge(
     v[0].getItem(j)! * BUCKET_MS,
     v[1].getItem(j)!,
     v[2].getItem(j)!,
@@ -84,11 +84,11 @@ function addRow(merger: BucketMerger, v: BucketVectors, j: number): void {
 }
 
 /**
- * The rows of SQL.buckets as one aggregate per bucket, ascending, with no intermediate row or column
- * arrays. Rows come in table order, ascending by (bucket, first_ts) unless buckets were recomputed or
+ * The rows of SQL.buckets as one aggregate per bucket, ascending, into columns (bucket-columns.ts)
+ * with no object per row. Rows come in table order, ascending by (bucket, first_ts) unless buckets were recomputed or
  * merged since the last compaction; only then are they sorted. Partial rows of a bucket are merged.
  */
-export function readBuckets(result: DuckDBMaterializedResult): BucketAggregate[] {
+export function readBuckets(result: DuckDBMaterializedResult): SeriesBuckets {
   const chunkCount = result.chunkCount;
   const vectors: BucketVectors[] = [];
   const sizes: number[] = [];
@@ -119,15 +119,15 @@ export function readBuckets(result: DuckDBMaterializedResult): BucketAggregate[]
       }
     }
   }
-  if (total === 0) return [];
-  const merger = new BucketMerger();
+  const out = new SeriesBuckets(total);
+  if (total === 0) return out;
   if (ordered) {
     for (let c = 0; c < vectors.length; c++) {
       const v = vectors[c]!;
       const m = sizes[c]!;
-      for (let j = 0; j < m; j++) addRow(merger, v, j);
+      for (let j = 0; j < m; j++) addRow(out, v, j);
     }
-    return merger.out;
+    return out;
   }
   // Out of order: sort (chunk, row) references by (bucket, first_ts).
   const refChunk = new Uint32Array(total);
@@ -146,6 +146,6 @@ export function readBuckets(result: DuckDBMaterializedResult): BucketAggregate[]
   }
   const order = Array.from({ length: total }, (_, i) => i);
   order.sort((a, b) => keyBucket[a]! - keyBucket[b]! || keyFirst[a]! - keyFirst[b]!);
-  for (const i of order) addRow(merger, vectors[refChunk[i]!]!, refRow[i]!);
-  return merger.out;
+  for (const i of order) addRow(out, vectors[refChunk[i]!]!, refRow[i]!);
+  return out;
 }

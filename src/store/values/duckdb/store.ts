@@ -17,6 +17,7 @@ import { BUCKET_MS, type BucketAggregate, type PointValueStore, type StoredValue
 import { WriteQueue } from '../write-queue.js';
 import { appendColumns, appendRawRows, CHUNK_ROWS, createNumericChunk } from './chunks.js';
 import { PartialRows } from './partial-rows.js';
+import { SeriesBuckets } from '../bucket-columns.js';
 import { readBuckets, readWindow, toNewestOne, toStoredValues } from './results.js';
 import type { Pool, Session } from './sessions.js';
 import { MAX_TS, sortRows, validate, type SortedRows } from '../sort.js';
@@ -445,9 +446,13 @@ export class DuckDbStore implements DuckDbValueStore {
   }
 
   async buckets(series: number, from: number, to: number): Promise<BucketAggregate[]> {
+    return (await this.bucketColumns(series, from, to)).toAggregates();
+  }
+
+  async bucketColumns(series: number, from: number, to: number): Promise<SeriesBuckets> {
     const lo = bucketCeil(clampTs(from));
     const hi = bucketCeil(clampTs(to));
-    if (lo >= hi) return [];
+    if (lo >= hi) return new SeriesBuckets();
     return this.readers.use(async (s) => readBuckets(await s.run(SQL.buckets, [series, lo, hi])));
   }
 

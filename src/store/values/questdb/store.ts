@@ -1,11 +1,12 @@
 // The QuestDB store: raw values and their hourly aggregates in QuestDB tables (sql.ts), written over
 // ILP/HTTP (ilp.ts), read over PG-wire with literal SQL.
 //
-// An append, one at a time through the write queue (../write-queue.ts), so the hourly rows of a series
-// are built on its previous append:
-// 1. unless the append is one request with nothing to recompute (the usual case: QuestDB parses a whole
-//    request before it commits any of its tables, so its raw and hourly rows stand or fall together),
-//    the intent: one t_pending row per series with the span it touches, committed first;
+// An append, through the write queue (../write-queue.ts), after every earlier append of its series (two
+// appends of disjoint series go at once), so the hourly rows of a series are built on its previous append:
+// 1. unless nothing is to be recomputed (the usual case: QuestDB parses a whole request before it commits
+//    any of its tables, and each hour's raw and hourly rows travel in one request, requests.ts, so they
+//    stand or fall together), the intent: one t_pending row per series with the span it touches,
+//    committed first;
 // 2. the raw rows, and the hourly rows of values that continue their series (hourly.ts), in requests of
 //    at most MAX_REQUEST_BYTES;
 // 3. for late or rewritten values, once the raw rows are applied, their hours recomputed from them;
@@ -29,6 +30,7 @@ import { sortRows } from '../sort.js';
 import type { BucketAggregate, PointValueStore, StoredValue, ValueBatch } from '../types.js';
 import { foldRecomputed, hourlyRowToAggregate, planHourly, SeriesTails, type HourlyRow, type HourSpan, type NumericRow } from './hourly.js';
 import { IlpLines, splitLines, validateTimestamp, type IlpTransport } from './ilp.js';
+import { appendLines, requestsAtHours } from './requests.js';
 import { field, rowToStoredValue, type ValueRow } from './rows.js';
 import { checkSchema, createTableStatements, statements, tableNames, type Statements } from './sql.js';
 import { ceilToBucket, floorToBucket, microsToMs, QUESTDB_TIME_RANGE } from './time.js';
@@ -70,7 +72,7 @@ export interface QuestDbStoreInit extends ValueStoreHooks {
 const DEFAULT_APPLY_TIMEOUT_MS = 30_000;
 /** Rows per range() batch. */
 export const RANGE_BATCH = 10_000;
-/** Appends the write buffer may have under way: one sending, the others being built or waiting for it. */
+/** Appends the write buffer may have under way: those of disjoint series are built and sent at once. */
 const APPEND_CONCURRENCY = 2;
 /** Values answered but not yet applied by QuestDB, at most: then writers wait for the apply. */
 const MAX_UNAPPLIED_VALUES = 2_000_000;
@@ -80,8 +82,15 @@ const CLOSE_WAIT_MS = 5_000;
 const RETRY_APPLIED_MS = 1_000;
 /** How often wal_tables() is read while answered appends wait to be applied (one read serves all). */
 const WAL_POLL_MS = 10;
-/** An append is sent in requests of about this size (each a commit per table). */
+/** The same while only answered appends are watched (reads merge them from memory meanwhile). */
+const WAL_BACKGROUND_POLL_MS = 100;
+/** An append is sent in requests of at most about this size (each a commit per table). */
 const MAX_REQUEST_BYTES = 8 * 1024 * 1024;
+/**
+ * Requests of one append under way at once: QuestDB parses each on a worker of its own, as a bare ILP
+ * client's concurrent requests are, instead of one request at a time.
+ */
+const REQUESTS_PER_APPEND = 2;
 
 
 /**
@@ -116,13 +125,13 @@ export async function initQuestDbStore(conn: QuestDbConnections, opts: QuestDbSt
 class QuestDbValueStore implements QuestDbStore {
   readonly engine = 'questdb' as const;
   readonly timeRange = QUESTDB_TIME_RANGE;
-  /** Appends are sent in call order through the write queue; a second one is checked and waits for room meanwhile. */
+  /** Appends of disjoint series are sent at once; one of a series being written waits for it (seriesTurn). */
   readonly appendConcurrency = APPEND_CONCURRENCY;
   readonly table: string;
   private readonly names: ReturnType<typeof tableNames>;
   /**
-   * Appends and deletes, one at a time in call order. Each append is a group of its own: the write
-   * buffer in front has grouped them already.
+   * Appends and deletes in call order; appends of disjoint series at once, a delete alone. Each append
+   * is a group of its own: the write buffer in front has grouped them already.
    */
   private readonly writes: WriteQueue;
   private readonly appended: (values: number) => void;
@@ -138,6 +147,8 @@ class QuestDbValueStore implements QuestDbStore {
   private readonly unapplied = new Unapplied();
   /** Watches of those appends until applied. */
   private readonly applying = new Set<Promise<void>>();
+  /** Series of the appends under way → the end of the one writing it. */
+  private readonly writing = new Map<number, Promise<void>>();
 
   constructor(
     private readonly conn: QuestDbConnections,
@@ -148,7 +159,14 @@ class QuestDbValueStore implements QuestDbStore {
     this.table = opts.table;
     this.names = tableNames(opts.table);
     this.appended = appendedHook(opts.onAppended, log);
-    this.writes = new WriteQueue({ name: 'QuestDB store', writeGroup: (batch) => this.writeGroup(batch), maxGroupValues: 0, onWritten: this.appended });
+    this.writes = new WriteQueue({
+      name: 'QuestDB store',
+      writeGroup: (batch) => this.writeGroup(batch),
+      maxGroupValues: 0,
+      // Appends of disjoint series go at once (seriesTurn); instances taking turns at a table, one at a time.
+      inFlight: opts.writerTurn ? 1 : APPEND_CONCURRENCY,
+      onWritten: this.appended,
+    });
     this.wal = new WalWatcher({
       read: async (tables) => {
         const rows = await this.conn.query<Record<string, unknown>>(this.sql.walStatus(tables));
@@ -156,6 +174,7 @@ class QuestDbValueStore implements QuestDbStore {
       },
       timeoutMs: opts.applyTimeoutMs ?? DEFAULT_APPLY_TIMEOUT_MS,
       pollMs: WAL_POLL_MS,
+      backgroundPollMs: WAL_BACKGROUND_POLL_MS,
     });
   }
 
@@ -172,9 +191,39 @@ class QuestDbValueStore implements QuestDbStore {
    * QuestDB applies the rows, this store's reads take them from `unapplied`.
    */
   private async writeGroup(batch: ValueBatch): Promise<void> {
-    const { intent, layer } = await this.inTurn(() => this.write(batch));
-    if (intent) this.doneLines.push(intent);
-    if (layer) this.watch(layer);
+    const release = await this.seriesTurn(batch);
+    try {
+      const { intent, layer } = await this.inTurn(() => this.write(batch));
+      if (intent) this.doneLines.push(intent);
+      if (layer) this.watch(layer);
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Waits until no append under way writes a series of `batch`, and until the repair of a failed write
+   * is not due (that one goes alone); returns the release of the batch's series. Appends of disjoint
+   * series touch disjoint (series, ts) and (series, hour) keys and disjoint tails, so they are built and
+   * sent at once, as a bare ILP client's concurrent requests are; the same series stays in call order.
+   */
+  private async seriesTurn(batch: ValueBatch): Promise<() => void> {
+    const series = new Set<number>();
+    for (let i = 0; i < batch.length; i++) series.add(batch.series[i]!);
+    for (;;) {
+      const alone = this.repair.length > 0;
+      const blockers = new Set<Promise<void>>();
+      for (const [s, done] of this.writing) if (alone || series.has(s)) blockers.add(done);
+      if (blockers.size === 0) break;
+      await Promise.all(blockers);
+    }
+    let release!: () => void;
+    const done = new Promise<void>((resolve) => (release = resolve));
+    for (const s of series) this.writing.set(s, done);
+    return () => {
+      for (const s of series) if (this.writing.get(s) === done) this.writing.delete(s);
+      release();
+    };
   }
 
   async latest(series: number, limit: number): Promise<StoredValue[]> {
@@ -330,7 +379,7 @@ class QuestDbValueStore implements QuestDbStore {
     const sorted = sortRows(batch);
     await this.loadTails(sorted.segSeries);
     const plan = planHourly(batch, sorted, this.tails);
-    const lines = this.rowLines(batch, sorted.perm, sorted.n, plan.rows);
+    const lines = appendLines(this.names, batch, sorted, plan.rows);
     const spans: HourSpan[] = [];
     for (let g = 0; g < sorted.segSeries.length; g++) {
       const first = batch.ts[sorted.perm[sorted.segStart[g]!]!]!;
@@ -338,14 +387,16 @@ class QuestDbValueStore implements QuestDbStore {
       spans.push({ series: sorted.segSeries[g]!, from: floorToBucket(first), to: ceilToBucket(last + 1) });
     }
     // One request commits its raw and hourly rows together (QuestDB parses the whole request before it
-    // commits any table): an append that fits in one and needs no recompute writes no intent.
-    const oneRequest = plan.recompute.length === 0 && lines.length <= MAX_REQUEST_BYTES;
-    const intent = oneRequest ? undefined : await this.beginIntent(spans);
+    // commits any table), and every hour's raw rows are in the request of its hourly row: an append that
+    // needs no recompute writes no intent, whatever the number of its requests. Those requests touch
+    // disjoint (series, ts) and (series, hour) keys, so they go at once, in no particular commit order.
+    const requests = plan.recompute.length === 0 ? requestsAtHours(lines, MAX_REQUEST_BYTES, REQUESTS_PER_APPEND) : undefined;
+    const intent = requests ? undefined : await this.beginIntent(spans);
     // A late value's hours are recomputed from the table: what was answered before must be applied first.
     if (plan.recompute.length > 0) await this.settleUnapplied();
     try {
-      if (oneRequest) await this.conn.ilp.send(Buffer.concat([this.takeDone(), lines]));
-      else for (const request of splitLines(lines, MAX_REQUEST_BYTES)) await this.conn.ilp.send(request);
+      if (requests) await this.sendAtOnce(requests);
+      else for (const request of splitLines(lines.bytes, MAX_REQUEST_BYTES)) await this.conn.ilp.send(request);
       if (plan.recompute.length > 0) {
         await this.waitApplied(this.names.raw);
         await this.recompute(plan.recompute);
@@ -382,7 +433,7 @@ class QuestDbValueStore implements QuestDbStore {
     const watching = (async () => {
       for (let attempt = 0; ; attempt++) {
         try {
-          await this.waitApplied(this.names.raw, this.names.hourly);
+          await this.wal.appliedInBackground(this.names.raw, this.names.hourly);
           this.unapplied.remove(layer);
           return;
         } catch (err) {
@@ -423,16 +474,16 @@ class QuestDbValueStore implements QuestDbStore {
     return lines;
   }
 
-  /** Raw rows (in sorted order, one per (series, ts)), then hourly rows: QuestDB commits tables in that order. */
-  private rowLines(batch: ValueBatch, perm: Uint32Array, n: number, hourly: HourlyRowsToWrite): Buffer {
-    const lines = new IlpLines();
-    const { raw } = this.names;
-    for (let k = 0; k < n; k++) {
-      const i = perm[k]!;
-      lines.value(raw, batch.series[i]!, batch.ts[i]!, batch.value[i]!, batch.text?.[i] ?? null, batch.annotation?.[i] ?? null);
-    }
-    for (const { series, aggregate } of hourly) lines.hourly(this.names.hourly, series, aggregate);
-    return lines.take();
+  /** Sends the requests of one append, at most REQUESTS_PER_APPEND at a time; the intents' done marks go with the first. */
+  private async sendAtOnce(requests: Buffer[]): Promise<void> {
+    if (this.doneLines.length > 0) requests[0] = Buffer.concat([this.takeDone(), requests[0]!]);
+    let next = 0;
+    const sender = async () => {
+      while (next < requests.length) await this.conn.ilp.send(requests[next++]!);
+    };
+    const results = await Promise.allSettled(Array.from({ length: Math.min(REQUESTS_PER_APPEND, requests.length) }, sender));
+    const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failure) throw failure.reason;
   }
 
   /** Recomputes the hours of `spans` from the (applied) raw rows and writes them, then waits for them. */
@@ -495,8 +546,6 @@ class QuestDbValueStore implements QuestDbStore {
     return this.wal.applied(...tables);
   }
 }
-
-type HourlyRowsToWrite = readonly { series: number; aggregate: BucketAggregate }[];
 
 interface IntentRow {
   id: string | number;

@@ -58,6 +58,8 @@ interface Waiter {
   afterRound: number;
   target: Map<string, number> | undefined;
   deadline: number;
+  /** Pause between rounds this waiter asks for. */
+  pollMs: number;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -68,6 +70,8 @@ export interface WalWatcherOptions {
   timeoutMs: number;
   /** Pause between rounds while writers wait. */
   pollMs: number;
+  /** Pause between rounds while only background watches wait (default pollMs). */
+  backgroundPollMs?: number;
   now?: () => number;
 }
 
@@ -87,11 +91,28 @@ export class WalWatcher {
 
   /** Resolves once everything committed to `tables` before the call is applied. */
   applied(...tables: string[]): Promise<void> {
+    return this.wait(tables, this.opts.pollMs);
+  }
+
+  /**
+   * The same, for a watch nothing waits on (reads take its rows from memory meanwhile): polled at
+   * backgroundPollMs while no writer waits, so QuestDB is not asked a hundred times a second during ingest.
+   */
+  appliedInBackground(...tables: string[]): Promise<void> {
+    return this.wait(tables, this.opts.backgroundPollMs ?? this.opts.pollMs);
+  }
+
+  private wait(tables: readonly string[], pollMs: number): Promise<void> {
     return new Promise<void>((resolve, reject) => {
-      this.waiters.add({ tables, afterRound: this.round, target: undefined, deadline: this.now() + this.opts.timeoutMs, resolve, reject });
+      this.waiters.add({ tables, afterRound: this.round, target: undefined, deadline: this.now() + this.opts.timeoutMs, pollMs, resolve, reject });
       if (!this.polling) void this.poll();
+      else if (pollMs < this.pausing) this.wake?.();
     });
   }
+
+  /** The pause under way, and the way to end it early (a writer came that waits more urgently). */
+  private pausing = Infinity;
+  private wake: (() => void) | undefined;
 
   private async poll(): Promise<void> {
     this.polling = true;
@@ -108,7 +129,18 @@ export class WalWatcher {
           return;
         }
         for (const w of this.waiters) this.settle(w, round, statuses);
-        if (this.waiters.size > 0) await new Promise((r) => setTimeout(r, this.opts.pollMs));
+        if (this.waiters.size > 0) {
+          this.pausing = Math.min(...[...this.waiters].map((w) => w.pollMs));
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, this.pausing);
+            this.wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
+          this.pausing = Infinity;
+          this.wake = undefined;
+        }
       }
     } finally {
       this.polling = false;
