@@ -288,7 +288,9 @@ for (const engine of metadataEngines()) {
     }
 
     before(async () => {
-      app = await startTestApp(engine);
+      // The seed is one insert of 100,000 rows, which a loaded machine stretches past the default 10 s
+      // bound of a store call (a client-side bound: the insert then ran on and deadlocked the schema's drop).
+      app = await startTestApp(engine, { STORE_TIMEOUT_MS: '180000' });
       const s = app.service.services;
       const ds = await s.dataSources.create(ADMIN, { xid: 'BIG_DS', name: 'Big', modelType: 'VIRTUAL' });
       // Five tags a point: 100 sites, a serial each, one of 50 keys, 2 regions; odd points readable by users.
