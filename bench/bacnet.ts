@@ -5,72 +5,27 @@
 // same device refusing RPM, so one ReadProperty per point.
 //   npm run bench -- bacnet
 //   BENCH_SECONDS=3 node --import tsx bench/bacnet.ts
-import { createSocket } from 'node:dgram';
 import { pathToFileURL } from 'node:url';
 import { BacnetDevice, OBJECT } from '../scripts/bacnet-device.js';
 import { createBacnetDriver } from '../src/runtime/bacnet.js';
-import { DEFAULT_POINT_SETTINGS, NO_WARNING } from '../src/services/data-points.js';
 import type { DataPointRecord } from '../src/store/metadata/data-points.js';
 import type { DataSourceRecord } from '../src/store/metadata/data-sources.js';
+import { freeUdpPort } from '../test/helpers/wait.js';
 import type { Benchmark } from './lib/benchmark.js';
 import { progress } from './lib/benchmark.js';
-import { runDriver } from './lib/driver-run.js';
+import { benchPoints, benchSource, runDriver } from './lib/driver-run.js';
 import { loadSeconds } from './lib/load.js';
 import { figure, printJsonLines, printTable, type Figure } from './lib/report.js';
 
 const POINTS = 200;
 
-async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '0.0.0.0', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
-
 function points(): DataPointRecord[] {
-  return Array.from({ length: POINTS }, (_, i) => ({
-    id: i + 1,
-    xid: `DP_${i}`,
-    name: `AV ${i}`,
-    enabled: true,
-    deviceName: 'bench',
-    dataSourceId: 1,
-    dataSourceXid: 'DS_BENCH',
-    dataSourceName: 'bench',
-    dataSourceType: 'BACNET_IP',
-    dataType: 'NUMERIC',
-    settable: false,
-    pointLocator: { objectType: 'ANALOG_VALUE', objectInstance: i, property: 'PRESENT_VALUE', writePriority: 16 },
-    unit: '',
-    tags: {},
-    rollup: 'NONE',
-    readPermission: [],
-    editPermission: [],
-    setPermission: [],
-    ...DEFAULT_POINT_SETTINGS,
-    ...NO_WARNING,
-  }));
+  return benchPoints(POINTS, 'BACNET_IP', (i) => ({ name: `AV ${i}`, pointLocator: { objectType: 'ANALOG_VALUE', objectInstance: i, property: 'PRESENT_VALUE', writePriority: 16 } }));
 }
 
 function source(localPort: number, devicePort: number): DataSourceRecord {
-  return {
-    id: 1,
-    xid: 'DS_BENCH',
-    name: 'bench',
-    enabled: true,
-    modelType: 'BACNET_IP',
-    updatePeriods: 1,
-    updatePeriodType: 'MILLISECONDS',
-    readPermission: [],
-    editPermission: [],
-    settings: { localPort, broadcastAddress: `127.0.0.1:${devicePort}`, deviceInstance: 1, address: `127.0.0.1:${devicePort}`, covSubscribe: false, timeoutMs: 5_000 },
-    state: 'RUNNING',
-    lastError: null,
-    lastErrorTimestamp: null,
-    lastErrorCleared: false,
-    runningOn: null,
-  };
+  const settings = { localPort, broadcastAddress: `127.0.0.1:${devicePort}`, deviceInstance: 1, address: `127.0.0.1:${devicePort}`, covSubscribe: false, timeoutMs: 5_000 };
+  return benchSource('BACNET_IP', settings, { updatePeriodType: 'MILLISECONDS' });
 }
 
 interface PollRun {

@@ -13,13 +13,12 @@ import type { DriverFactory } from '../src/runtime/driver.js';
 import { createModbusDriver, modbusDriverFactory } from '../src/runtime/modbus.js';
 import { DEFAULT_PLAN } from '../src/runtime/modbus-codec.js';
 import type { DataPointRecord } from '../src/store/metadata/data-points.js';
-import { DEFAULT_POINT_SETTINGS, NO_WARNING } from '../src/services/data-points.js';
 import type { DataSourceRecord } from '../src/store/metadata/data-sources.js';
 import type { Benchmark } from './lib/benchmark.js';
 import { progress } from './lib/benchmark.js';
 import { loadSeconds } from './lib/load.js';
 import { figure, printJsonLines, printTable, type Figure } from './lib/report.js';
-import { runDriver } from './lib/driver-run.js';
+import { benchPoints, benchSource, runDriver } from './lib/driver-run.js';
 import { freePort } from './lib/server.js';
 
 const POINTS = 2_000;
@@ -62,48 +61,11 @@ async function startDevice(): Promise<Device> {
 }
 
 function points(): DataPointRecord[] {
-  return Array.from({ length: POINTS }, (_, i) => ({
-    id: i + 1,
-    xid: `DP_${i}`,
-    name: `register ${i}`,
-    enabled: true,
-    deviceName: 'bench',
-    dataSourceId: 1,
-    dataSourceXid: 'DS_BENCH',
-    dataSourceName: 'bench',
-    dataSourceType: 'MODBUS_IP',
-    dataType: 'NUMERIC',
-    settable: false,
-    pointLocator: { offset: i, registerType: 'HOLDING', dataEncoding: 'UINT16', wordOrder: 'BIG', multiplier: 1, additive: 0 },
-    unit: '',
-    tags: {},
-    rollup: 'NONE',
-    readPermission: [],
-    editPermission: [],
-    setPermission: [],
-    ...DEFAULT_POINT_SETTINGS,
-    ...NO_WARNING,
-  }));
+  return benchPoints(POINTS, 'MODBUS_IP', (i) => ({ name: `register ${i}`, pointLocator: { offset: i, registerType: 'HOLDING', dataEncoding: 'UINT16', wordOrder: 'BIG', multiplier: 1, additive: 0 } }));
 }
 
 function source(port: number): DataSourceRecord {
-  return {
-    id: 1,
-    xid: 'DS_BENCH',
-    name: 'bench',
-    enabled: true,
-    modelType: 'MODBUS_IP',
-    updatePeriods: 1,
-    updatePeriodType: 'MILLISECONDS',
-    readPermission: [],
-    editPermission: [],
-    settings: { host: '127.0.0.1', port, unitId: 1, timeoutMs: 5_000, retries: 0 },
-    state: 'RUNNING',
-    lastError: null,
-    lastErrorTimestamp: null,
-    lastErrorCleared: false,
-    runningOn: null,
-  };
+  return benchSource('MODBUS_IP', { host: '127.0.0.1', port, unitId: 1, timeoutMs: 5_000, retries: 0 }, { updatePeriodType: 'MILLISECONDS' });
 }
 
 interface PollRun {

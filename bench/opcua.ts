@@ -14,10 +14,10 @@ import { pathToFileURL } from 'node:url';
 import type { DriverContext, ProducedValue } from '../src/runtime/driver.js';
 import { opcuaDriverFactory } from '../src/runtime/opcua.js';
 import type { DataPointRecord } from '../src/store/metadata/data-points.js';
-import { DEFAULT_POINT_SETTINGS, NO_WARNING } from '../src/services/data-points.js';
 import type { DataSourceRecord } from '../src/store/metadata/data-sources.js';
 import type { Benchmark } from './lib/benchmark.js';
 import { progress } from './lib/benchmark.js';
+import { benchPoints, benchSource } from './lib/driver-run.js';
 import { loadSeconds } from './lib/load.js';
 import { figure, printJsonLines, printTable, type Figure } from './lib/report.js';
 import { freePort } from './lib/server.js';
@@ -60,19 +60,11 @@ async function startServer(pkiDir: string): Promise<Server> {
 }
 
 function points(): DataPointRecord[] {
-  return Array.from({ length: POINTS }, (_, i) => ({
-    id: i + 1, xid: `DP_${i}`, name: `V${i}`, enabled: true, deviceName: 'bench', dataSourceId: 1, dataSourceXid: 'DS_BENCH', dataSourceName: 'bench',
-    dataSourceType: 'OPC_UA', dataType: 'NUMERIC', settable: false, pointLocator: { nodeId: `ns=1;s=V${i}`, samplingIntervalMs: SAMPLING_MS },
-    unit: '', tags: {}, rollup: 'NONE', readPermission: [], editPermission: [], setPermission: [], ...DEFAULT_POINT_SETTINGS, ...NO_WARNING,
-  }));
+  return benchPoints(POINTS, 'OPC_UA', (i) => ({ name: `V${i}`, pointLocator: { nodeId: `ns=1;s=V${i}`, samplingIntervalMs: SAMPLING_MS } }));
 }
 
 function source(port: number): DataSourceRecord {
-  return {
-    id: 1, xid: 'DS_BENCH', name: 'bench', enabled: true, modelType: 'OPC_UA', updatePeriods: 1, updatePeriodType: 'SECONDS', readPermission: [], editPermission: [],
-    settings: { endpointUrl: `opc.tcp://127.0.0.1:${port}`, securityMode: 'None', publishingIntervalMs: PUBLISHING_MS },
-    state: 'RUNNING', lastError: null, lastErrorTimestamp: null, lastErrorCleared: false, runningOn: null,
-  };
+  return benchSource('OPC_UA', { endpointUrl: `opc.tcp://127.0.0.1:${port}`, securityMode: 'None', publishingIntervalMs: PUBLISHING_MS });
 }
 
 interface Run {

@@ -12,10 +12,10 @@ import { get } from 'sparkplug-payload';
 import type { DriverContext, ProducedValue } from '../src/runtime/driver.js';
 import { createSparkplugDriver } from '../src/runtime/sparkplug.js';
 import type { DataPointRecord } from '../src/store/metadata/data-points.js';
-import { DEFAULT_POINT_SETTINGS, NO_WARNING } from '../src/services/data-points.js';
 import type { DataSourceRecord } from '../src/store/metadata/data-sources.js';
 import type { Benchmark } from './lib/benchmark.js';
 import { progress } from './lib/benchmark.js';
+import { benchPoints, benchSource } from './lib/driver-run.js';
 import { figure, printJsonLines, printTable, type Figure } from './lib/report.js';
 import { sleep } from './lib/stats.js';
 
@@ -27,19 +27,11 @@ const IN_FLIGHT = 20;
 const codec = get('spBv1.0')!;
 
 function points(): DataPointRecord[] {
-  return Array.from({ length: METRICS }, (_, i) => ({
-    id: i + 1, xid: `DP_${i}`, name: `m${i}`, enabled: true, deviceName: 'bench', dataSourceId: 1, dataSourceXid: 'DS_BENCH', dataSourceName: 'bench',
-    dataSourceType: 'MQTT_CLIENT', dataType: 'NUMERIC', settable: false, pointLocator: { metricName: `m${i}` }, unit: '', tags: {}, rollup: 'NONE',
-    readPermission: [], editPermission: [], setPermission: [], ...DEFAULT_POINT_SETTINGS, ...NO_WARNING,
-  }));
+  return benchPoints(METRICS, 'MQTT_CLIENT', (i) => ({ name: `m${i}`, pointLocator: { metricName: `m${i}` } }));
 }
 
 function source(group: string): DataSourceRecord {
-  return {
-    id: 1, xid: 'DS_BENCH', name: 'bench', enabled: true, modelType: 'MQTT_CLIENT', updatePeriods: 1, updatePeriodType: 'SECONDS', readPermission: [], editPermission: [],
-    settings: { brokerUrl: BROKER, qos: 0, payloadFormat: 'SPARKPLUG_B', groupId: group, edgeNodeId: 'E', createPoints: false },
-    state: 'RUNNING', lastError: null, lastErrorTimestamp: null, lastErrorCleared: false, runningOn: null,
-  };
+  return benchSource('MQTT_CLIENT', { brokerUrl: BROKER, qos: 0, payloadFormat: 'SPARKPLUG_B', groupId: group, edgeNodeId: 'E', createPoints: false });
 }
 
 /** NDATA payloads: message k carries metrics (k × PER_MESSAGE … + PER_MESSAGE) mod METRICS by alias. */

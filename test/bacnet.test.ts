@@ -5,19 +5,17 @@
 // free UDP ports, so the tests never share a socket.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createSocket } from 'node:dgram';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { BacnetDevice, exampleDevice, OBJECT } from '../scripts/bacnet-device.js';
 import { bacnetDriverFactory } from '../src/runtime/bacnet.js';
-import type { DriverContext, ProducedValue } from '../src/runtime/driver.js';
-import { DEFAULT_POINT_SETTINGS, NO_WARNING } from '../src/services/data-points.js';
 import type { DataPointRecord } from '../src/store/metadata/data-points.js';
-import type { DataSourceRecord } from '../src/store/metadata/data-sources.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { assertError, assertHasMessage, assertValidation } from './helpers/assertions.js';
 import { loggedIn, type ApiClient } from './helpers/client.js';
-import { eventually } from './helpers/wait.js';
+import { pointRecord, sourceRecord } from './helpers/records.js';
+import { recordingContext } from './helpers/recording-context.js';
+import { eventually, freeUdpPort } from './helpers/wait.js';
 
 const DS = '/rest/latest/data-sources';
 const DP = '/rest/latest/data-points';
@@ -26,15 +24,6 @@ const PV = '/rest/latest/point-values';
 interface RawValue {
   timestamp: number;
   value: number | boolean | string | null;
-}
-
-/** A UDP port nothing is bound to right now on 127.0.0.1 (the OS picks it). */
-async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '0.0.0.0', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
 }
 
 let counter = 0;
@@ -256,69 +245,21 @@ describe('BACNET_IP driver: COV renewal and refusals', function () {
   after(() => devices.forEach((d) => d.stop()));
 
   function point(id: number, locator: Record<string, unknown>, settable = false): DataPointRecord {
-    return {
-      id,
-      xid: `p${id}`,
-      name: `p${id}`,
-      enabled: true,
-      deviceName: 'd',
-      dataSourceId: 1,
-      dataSourceXid: 'DS',
-      dataSourceName: 'd',
-      dataSourceType: 'BACNET_IP',
-      dataType: 'NUMERIC',
-      settable,
-      pointLocator: { property: 'PRESENT_VALUE', writePriority: 16, ...locator },
-      unit: '',
-      tags: {},
-      rollup: 'NONE',
-      readPermission: [],
-      editPermission: [],
-      setPermission: [],
-      ...DEFAULT_POINT_SETTINGS,
-      ...NO_WARNING,
-    };
+    return pointRecord({ id, xid: `p${id}`, name: `p${id}`, deviceName: 'd', dataSourceName: 'd', dataSourceType: 'BACNET_IP', settable, pointLocator: { property: 'PRESENT_VALUE', writePriority: 16, ...locator } });
   }
 
   async function run(device: BacnetDevice, points: DataPointRecord[], settings: Record<string, unknown>, periodMs: number) {
-    const values: ProducedValue[] = [];
-    const controller = new AbortController();
-    const source: DataSourceRecord = {
-      id: 1,
-      xid: 'DS',
+    const source = sourceRecord({
       name: 'd',
-      enabled: true,
       modelType: 'BACNET_IP',
       updatePeriods: periodMs,
       updatePeriodType: 'MILLISECONDS',
-      readPermission: [],
-      editPermission: [],
       settings: { localPort: await freeUdpPort(), deviceInstance: device.deviceInstance, address: `127.0.0.1:${device.port}`, timeoutMs: 500, ...settings },
-      state: 'RUNNING',
-      lastError: null,
-      lastErrorTimestamp: null,
-      lastErrorCleared: false,
-      runningOn: null,
-    };
-    const ctx: DriverContext = {
-      source,
-      points,
-      unread: points,
-      periodMs,
-      signal: controller.signal,
-      accept: (batch) => {
-        values.push(...batch);
-        return Promise.resolve();
-      },
-      fault: () => undefined,
-      recovered: () => undefined,
-      warn: () => undefined,
-      unreliable: () => undefined,
-      lastValue: () => Promise.resolve(undefined),
-    };
+    });
+    const { ctx, values, abort } = recordingContext(source, points, periodMs);
     const driver = bacnetDriverFactory({ covLifetimeS: 2 })(ctx);
     await driver.start();
-    return { driver, values, stop: async () => (await driver.stop(), controller.abort()) };
+    return { driver, values, stop: async () => (await driver.stop(), abort()) };
   }
 
   it('renews its COV subscription at half the lifetime, and cancels it when stopped', async () => {

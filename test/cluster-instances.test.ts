@@ -5,14 +5,13 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import pg from 'pg';
-import type { Logger } from 'pino';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError } from '../src/config.js';
 import { projectRoot } from '../src/paths.js';
-import { startService, type RunningService } from '../src/service.js';
 import { refusal, valueStoreOf } from '../src/store/cluster/instances.js';
 import { ApiClient, loggedIn } from './helpers/client.js';
 import { dropSchema, newSchemaName, removeDir, tempDir, testDatabaseUrl } from './helpers/engines.js';
-import { capturingLogger, flushed, type LogLine } from './helpers/log.js';
+import { startInstance, stopInstance, type Instance } from './helpers/instances.js';
+import { flushed } from './helpers/log.js';
 import { eventually, freePort } from './helpers/wait.js';
 
 const API = '/rest/latest';
@@ -54,40 +53,8 @@ describe('instance rules (refusal)', () => {
 
 const describeCluster = testDatabaseUrl ? describe : describe.skip;
 
-interface Started {
-  name: string;
-  service: RunningService;
-  lines: LogLine[];
-  dataDir: string;
-}
-
-/** An instance in this process: its own DATA_DIR and logger, `schema` for the installation. */
-async function startInstance(schema: string, name: string, env: Record<string, string> = {}): Promise<Started> {
-  const dataDir = await tempDir('dds-instances-');
-  const { log, lines } = capturingLogger('info');
-  const config = loadConfig({
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    RATE_LIMIT_ENABLED: 'false',
-    DATABASE_URL: testDatabaseUrl!,
-    DATABASE_SCHEMA: schema,
-    INSTANCE_NAME: name,
-    VALUE_STORE: 'postgres',
-    ...env,
-  });
-  try {
-    return { name, service: await startService(config, log as Logger), lines, dataDir };
-  } catch (err) {
-    await removeDir(dataDir);
-    throw err;
-  }
-}
-
-async function stopInstance(i: Started): Promise<void> {
-  await i.service.stop();
-  await removeDir(i.dataDir);
-}
+/** At info: the tests read the instances' start and connection lines. */
+const start = (schema: string, name: string, env: Record<string, string> = {}) => startInstance(schema, name, { env, logLevel: 'info' });
 
 /** `src/main.ts` in a child process. */
 function spawnMain(env: Record<string, string>): { child: ChildProcess; stderr: () => string; exited: Promise<number | null> } {
@@ -134,7 +101,7 @@ describeCluster('instances of one installation (PostgreSQL metadata)', function 
         await removeDir(pgDir);
 
         // So does a second DuckDB instance (here, in this process).
-        await assert.rejects(startInstance(schema, 'duck-2', { VALUE_STORE: 'duckdb' }), (err: unknown) => {
+        await assert.rejects(start(schema, 'duck-2', { VALUE_STORE: 'duckdb' }), (err: unknown) => {
           assert.ok(err instanceof ConfigError, String(err));
           assert.match(err.message, /^VALUE_STORE: this instance keeps its point values embedded \(VALUE_STORE=duckdb, under DATA_DIR\), but instance duck-1 \(VALUE_STORE=duckdb\) runs/);
           return true;
@@ -145,7 +112,7 @@ describeCluster('instances of one installation (PostgreSQL metadata)', function 
         await duck.exited;
         const next = await eventually('a DuckDB instance starts once the killed one is gone', async () => {
           try {
-            return await startInstance(schema, 'duck-2', { VALUE_STORE: 'duckdb' });
+            return await start(schema, 'duck-2', { VALUE_STORE: 'duckdb' });
           } catch (err) {
             if (err instanceof ConfigError) return undefined; // its backend has not noticed yet
             throw err;
@@ -160,7 +127,7 @@ describeCluster('instances of one installation (PostgreSQL metadata)', function 
     });
 
     it('refuses to start beside an instance with shared values, naming VALUE_STORE (exit code 2 from npm start)', async () => {
-      const shared = await startInstance(schema, 'web-a');
+      const shared = await start(schema, 'web-a');
       try {
         const dir = await tempDir('dds-instances-duck-');
         const refused = spawnMain({ PORT: '0', DATA_DIR: dir, DATABASE_URL: testDatabaseUrl!, DATABASE_SCHEMA: schema, VALUE_STORE: 'duckdb' });
@@ -168,12 +135,12 @@ describeCluster('instances of one installation (PostgreSQL metadata)', function 
         assert.match(refused.stderr(), /^configuration error: VALUE_STORE: this instance keeps its point values embedded .* but instance web-a \(VALUE_STORE=postgres\) runs on this metadata server/m);
         await removeDir(dir);
         // A second instance with the same name is refused too; another name with shared values starts.
-        await assert.rejects(startInstance(schema, 'web-a'), (err: unknown) => {
+        await assert.rejects(start(schema, 'web-a'), (err: unknown) => {
           assert.ok(err instanceof ConfigError, String(err));
           assert.match(err.message, /^INSTANCE_NAME: an instance named web-a runs already/);
           return true;
         });
-        const other = await startInstance(schema, 'web-b');
+        const other = await start(schema, 'web-b');
         await stopInstance(other);
       } finally {
         await stopInstance(shared);
@@ -186,7 +153,7 @@ describeCluster('instances of one installation (PostgreSQL metadata)', function 
     after(() => dropSchema(schema));
 
     it('joins again, so that an embedded-values instance is still refused', async () => {
-      const shared = await startInstance(schema, 'web-a');
+      const shared = await start(schema, 'web-a');
       const db = new pg.Client({ connectionString: testDatabaseUrl });
       await db.connect();
       try {
@@ -210,7 +177,7 @@ describeCluster('instances of one installation (PostgreSQL metadata)', function 
         assert.notEqual(after, before);
         await flushed();
         assert.ok(shared.lines.some((l) => l.msg === 'instance presence: connection lost'), 'the loss is logged');
-        await assert.rejects(startInstance(schema, 'duck', { VALUE_STORE: 'duckdb' }), (err: unknown) => err instanceof ConfigError && /^VALUE_STORE: .*instance web-a/.test(err.message));
+        await assert.rejects(start(schema, 'duck', { VALUE_STORE: 'duckdb' }), (err: unknown) => err instanceof ConfigError && /^VALUE_STORE: .*instance web-a/.test(err.message));
         const { rows } = await db.query<{ name: string }>(`select name from ${schema}.cluster_instances order by id`);
         assert.deepEqual(rows.map((r) => r.name), ['web-a'], 'the row of the lost connection was replaced, not kept beside');
       } finally {
@@ -222,14 +189,14 @@ describeCluster('instances of one installation (PostgreSQL metadata)', function 
 
   describe('runningOn, hand-over and /metrics', () => {
     const schema = newSchemaName();
-    let a: Started;
-    let b: Started;
+    let a: Instance;
+    let b: Instance;
     let adminA: ApiClient;
     let adminB: ApiClient;
 
     before(async () => {
-      a = await startInstance(schema, 'web-a');
-      b = await startInstance(schema, 'web-b');
+      a = await start(schema, 'web-a');
+      b = await start(schema, 'web-b');
       adminA = await loggedIn(a.service.url, 'admin', 'admin');
       adminB = await loggedIn(b.service.url, 'admin', 'admin');
     });
@@ -239,7 +206,7 @@ describeCluster('instances of one installation (PostgreSQL metadata)', function 
     });
 
     const runningOn = async (via: ApiClient, xid: string) => (await via.get<{ runningOn: string | null }>(`${API}/data-sources/${xid}`)).body.runningOn;
-    const logged = (i: Started, msg: string, xid: string) => i.lines.find((l) => l.msg === msg && l.source === xid);
+    const logged = (i: Instance, msg: string, xid: string) => i.lines.find((l) => l.msg === msg && l.source === xid);
 
     it('logs the start of each instance with its name and engines', () => {
       for (const i of [a, b]) {
@@ -289,7 +256,7 @@ describeCluster('instances of one installation (PostgreSQL metadata)', function 
         for (const i of [a, b]) if (await i.service.services.runtime.runsHere(id)) here.push(i);
         return here.length === 1 ? here[0] : undefined;
       };
-      const agreed = async (i: Started) => ((await runningOn(adminA, xid)) === i.name && (await runningOn(adminB, xid)) === i.name ? true : undefined);
+      const agreed = async (i: Instance) => ((await runningOn(adminA, xid)) === i.name && (await runningOn(adminB, xid)) === i.name ? true : undefined);
       const runner = await eventually('a runner', runnerNow);
       await eventually('both name it', () => agreed(runner));
 

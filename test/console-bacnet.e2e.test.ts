@@ -2,21 +2,12 @@
 // device (scripts/bacnet-device.ts), a point picked with "Discover BACnet objects" (the locator
 // filled from the device's object list), and the device's value shown in the points list.
 import assert from 'node:assert/strict';
-import { createSocket } from 'node:dgram';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { exampleDevice, type BacnetDevice } from '../scripts/bacnet-device.js';
 import type { ApiClient, List } from './helpers/client.js';
 import { applyFilter, ARTIFACTS, assertPageClean, openConsole, type ConsoleSession } from './helpers/console-browser.js';
-import { eventually } from './helpers/wait.js';
-
-async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '0.0.0.0', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
+import { eventually, freeUdpPort } from './helpers/wait.js';
 
 describe('web console: BACNET_IP source and discovery picker (Chromium)', function () {
   this.timeout(120_000);

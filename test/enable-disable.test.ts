@@ -2,13 +2,11 @@
 // node-mango-client sends them (no body, `restart=` when it has none), or the body {"enabled", "restart"};
 // edit permission; the runtime, the caches, the detectors and the other instances follow at once.
 import assert from 'node:assert/strict';
-import pino from 'pino';
-import { loadConfig } from '../src/config.js';
-import { startService, type RunningService } from '../src/service.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { assertError, assertHasMessage, assertValidation } from './helpers/assertions.js';
 import { ApiClient, createRoleUsers, getList, loggedIn } from './helpers/client.js';
-import { announceEngines, dropSchema, metadataEngines, newSchemaName, removeDir, tempDir, testDatabaseUrl } from './helpers/engines.js';
+import { announceEngines, dropSchema, metadataEngines, newSchemaName, testDatabaseUrl } from './helpers/engines.js';
+import { startInstance, stopInstance, type Instance } from './helpers/instances.js';
 import { eventually } from './helpers/wait.js';
 
 interface PointBody {
@@ -151,30 +149,16 @@ const describeCluster = testDatabaseUrl ? describe : describe.skip;
 describeCluster('PUT /data-points/enable-disable/<xid> across instances (PostgreSQL)', function () {
   this.timeout(60_000);
   const schema = newSchemaName();
-  const instances: { service: RunningService; dataDir: string }[] = [];
+  const instances: Instance[] = [];
 
   async function start(name: string): Promise<ApiClient> {
-    const dataDir = await tempDir('dds-enable-disable-');
-    const config = loadConfig({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      DATA_DIR: dataDir,
-      RATE_LIMIT_ENABLED: 'false',
-      DATABASE_URL: testDatabaseUrl!,
-      DATABASE_SCHEMA: schema,
-      INSTANCE_NAME: name,
-      VALUE_STORE: 'postgres',
-    });
-    const service = await startService(config, pino({ level: 'silent' }));
-    instances.push({ service, dataDir });
-    return loggedIn(service.url, 'admin', 'admin');
+    const instance = await startInstance(schema, name, { logLevel: 'silent' });
+    instances.push(instance);
+    return loggedIn(instance.service.url, 'admin', 'admin');
   }
 
   after(async () => {
-    for (const i of instances.reverse()) {
-      await i.service.stop();
-      await removeDir(i.dataDir);
-    }
+    for (const i of instances.reverse()) await stopInstance(i);
     await dropSchema(schema);
   });
 

@@ -1,52 +1,28 @@
 // Two instances on one PostgreSQL schema: each event's webhook is delivered once in the cluster,
 // whichever instance raised the event and whichever claims the job.
 import assert from 'node:assert/strict';
-import type { Logger } from 'pino';
-import { loadConfig } from '../src/config.js';
-import { startService, type RunningService } from '../src/service.js';
 import { ApiClient, getList, loggedIn } from './helpers/client.js';
-import { dropSchema, newSchemaName, removeDir, tempDir, testDatabaseUrl } from './helpers/engines.js';
+import { dropSchema, newSchemaName, testDatabaseUrl } from './helpers/engines.js';
 import { HttpReceiver } from './helpers/http-receiver.js';
-import { capturingLogger } from './helpers/log.js';
+import { startInstance, stopInstance, type Instance } from './helpers/instances.js';
 import { eventually } from './helpers/wait.js';
 
 const API = '/rest/latest';
 const describeCluster = testDatabaseUrl ? describe : describe.skip;
 
-interface Started {
-  service: RunningService;
-  dataDir: string;
-}
-
-async function startInstance(schema: string, name: string): Promise<Started> {
-  const dataDir = await tempDir('dds-handlers-');
-  const { log } = capturingLogger('warn');
-  const config = loadConfig({
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    RATE_LIMIT_ENABLED: 'false',
-    DATABASE_URL: testDatabaseUrl!,
-    DATABASE_SCHEMA: schema,
-    INSTANCE_NAME: name,
-    VALUE_STORE: 'postgres',
-    EVENT_HANDLER_POLL_MS: '100',
-    EVENT_HANDLER_RETRY_MS: '100',
-  });
-  return { service: await startService(config, log as Logger), dataDir };
-}
-
 describeCluster('event handlers in a cluster (two instances, one PostgreSQL schema)', function () {
   this.timeout(120_000);
   const schema = newSchemaName();
   const receiver = new HttpReceiver();
-  const instances: Started[] = [];
+  const instances: Instance[] = [];
   let admin: ApiClient;
 
   before(async () => {
     const port = await receiver.listen();
-    instances.push(await startInstance(schema, 'handlers-a'));
-    instances.push(await startInstance(schema, 'handlers-b'));
+    // Short poll and retry periods: a claimed job is delivered within the test's waits.
+    const env = { EVENT_HANDLER_POLL_MS: '100', EVENT_HANDLER_RETRY_MS: '100' };
+    instances.push(await startInstance(schema, 'handlers-a', { env }));
+    instances.push(await startInstance(schema, 'handlers-b', { env }));
     admin = await loggedIn(instances[0]!.service.url, 'admin', 'admin');
     const res = await admin.post(`${API}/event-handlers`, {
       xid: 'cluster-hook', name: 'Cluster', handlerType: 'WEBHOOK', url: `http://127.0.0.1:${port}/hook`, secret: 'cluster-secret',
@@ -55,10 +31,7 @@ describeCluster('event handlers in a cluster (two instances, one PostgreSQL sche
     assert.equal(res.status, 201, res.text);
   });
   after(async () => {
-    for (const i of instances) {
-      await i.service.stop();
-      await removeDir(i.dataDir);
-    }
+    for (const i of instances) await stopInstance(i);
     await receiver.close();
     await dropSchema(schema);
   });

@@ -2,41 +2,19 @@
 // accept → coerce → logging decides → newer values on the bus → write buffer (durable) → newest
 // stored → listeners told. Over the real DuckDB store, its appends held at a gate by the test.
 import assert from 'node:assert/strict';
-import { DEFAULT_POINT_SETTINGS, NO_WARNING } from '../src/services/data-points.js';
+import { DEFAULT_POINT_SETTINGS } from '../src/services/data-points.js';
 import type { DataPointRecord, LoggingProperties } from '../src/store/metadata/data-points.js';
 import type { StoredValue } from '../src/store/values/types.js';
 import { PointValueBus } from '../src/values/live/bus.js';
 import { NewestValues } from '../src/values/live/newest.js';
 import { IngestPipeline } from '../src/values/ingest/pipeline.js';
 import { gate, openTempDuckDb, readAll, settle, SpyStore, track, type TempStore } from './helpers/duckdb-temp.js';
+import { pointRecord } from './helpers/records.js';
 
 let nextId = 1;
 
 function pointOf(logging: Partial<LoggingProperties> = {}): DataPointRecord {
-  const id = nextId++;
-  return {
-    id,
-    xid: `DP_${id}`,
-    name: 'p',
-    enabled: true,
-    deviceName: '',
-    dataSourceId: 1,
-    dataSourceXid: 'DS',
-    dataSourceName: 'ds',
-    dataSourceType: 'VIRTUAL',
-    dataType: 'NUMERIC',
-    settable: true,
-    pointLocator: {},
-    unit: '',
-    tags: {},
-    rollup: 'NONE',
-    readPermission: [],
-    editPermission: [],
-    setPermission: [],
-    ...DEFAULT_POINT_SETTINGS,
-    ...NO_WARNING,
-    loggingProperties: { ...DEFAULT_POINT_SETTINGS.loggingProperties, ...logging },
-  };
+  return pointRecord({ id: nextId++, settable: true, loggingProperties: { ...DEFAULT_POINT_SETTINGS.loggingProperties, ...logging } });
 }
 
 describe('ingest pipeline (DuckDB store)', function () {

@@ -2,9 +2,10 @@
 // calendar units (DST included), and a period interrupted by a restart closed as far as it was watched.
 import assert from 'node:assert/strict';
 import { DateTime } from 'luxon';
-import { DEFAULT_POINT_SETTINGS, NO_WARNING } from '../src/services/data-points.js';
+import { DEFAULT_POINT_SETTINGS } from '../src/services/data-points.js';
 import { IntervalLogger, periodOf, type IntervalRow, type IntervalState } from '../src/values/ingest/interval-logging.js';
 import type { DataPointRecord } from '../src/store/metadata/data-points.js';
+import { pointRecord } from './helpers/records.js';
 
 const BERLIN = 'Europe/Berlin';
 const MINUTE = 60_000;
@@ -12,34 +13,15 @@ const HOUR = 60 * MINUTE;
 const at = (iso: string) => DateTime.fromISO(iso, { zone: BERLIN }).toMillis();
 
 function point(intervalLoggingType: string, periods: number, type: string): DataPointRecord {
-  return {
-    id: 1,
+  return pointRecord({
     xid: 'DP',
-    name: 'p',
-    enabled: true,
-    deviceName: '',
-    dataSourceId: 1,
-    dataSourceXid: 'DS',
-    dataSourceName: 'ds',
-    dataSourceType: 'VIRTUAL',
-    dataType: 'NUMERIC',
-    settable: false,
-    pointLocator: {},
-    unit: '',
-    tags: {},
-    rollup: 'NONE',
-    readPermission: [],
-    editPermission: [],
-    setPermission: [],
-    ...DEFAULT_POINT_SETTINGS,
-    ...NO_WARNING,
     loggingProperties: {
       ...DEFAULT_POINT_SETTINGS.loggingProperties,
       loggingType: 'INTERVAL',
       intervalLoggingType: intervalLoggingType as 'AVERAGE',
       intervalLoggingPeriod: { periods, type },
     },
-  };
+  });
 }
 
 describe('INTERVAL logging periods', () => {

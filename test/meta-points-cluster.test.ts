@@ -3,38 +3,20 @@
 // cluster relays the live values it follows) and are computed once, a window read waits for the
 // other instance's write; when the running instance stops, the other takes the source over and computes.
 import assert from 'node:assert/strict';
-import type { Logger } from 'pino';
-import { loadConfig } from '../src/config.js';
-import { startService, type RunningService } from '../src/service.js';
 import { loggedIn, type ApiClient } from './helpers/client.js';
-import { dropSchema, newSchemaName, removeDir, tempDir, testDatabaseUrl } from './helpers/engines.js';
-import { capturingLogger } from './helpers/log.js';
+import { dropSchema, newSchemaName, removeDir, testDatabaseUrl } from './helpers/engines.js';
+import { startInstance, type Instance } from './helpers/instances.js';
 import { eventually } from './helpers/wait.js';
 
 const API = '/rest/latest';
 
-interface Instance {
-  name: string;
-  service: RunningService;
-  dataDir: string;
+interface Member extends Instance {
   admin: ApiClient;
 }
 
-async function startInstance(schema: string, name: string): Promise<Instance> {
-  const dataDir = await tempDir('dds-meta-');
-  const { log } = capturingLogger('warn');
-  const config = loadConfig({
-    PORT: '0',
-    HOST: '127.0.0.1',
-    DATA_DIR: dataDir,
-    RATE_LIMIT_ENABLED: 'false',
-    DATABASE_URL: testDatabaseUrl!,
-    DATABASE_SCHEMA: schema,
-    INSTANCE_NAME: name,
-    VALUE_STORE: 'postgres',
-  });
-  const service = await startService(config, log as Logger);
-  return { name, service, dataDir, admin: await loggedIn(service.url, 'admin', 'admin') };
+async function startMember(schema: string, name: string): Promise<Member> {
+  const instance = await startInstance(schema, name);
+  return { ...instance, admin: await loggedIn(instance.service.url, 'admin', 'admin') };
 }
 
 interface RawValue {
@@ -47,13 +29,13 @@ const describePg = testDatabaseUrl ? describe : describe.skip;
 describePg('computed points on two instances', function () {
   this.timeout(120_000);
   const schema = newSchemaName();
-  let a: Instance;
-  let b: Instance;
-  const stopped = new Set<Instance>();
+  let a: Member;
+  let b: Member;
+  const stopped = new Set<Member>();
 
   before(async () => {
-    a = await startInstance(schema, 'meta-a');
-    b = await startInstance(schema, 'meta-b');
+    a = await startMember(schema, 'meta-a');
+    b = await startMember(schema, 'meta-b');
   });
 
   after(async () => {
@@ -107,7 +89,7 @@ describePg('computed points on two instances', function () {
     });
     assert.equal(cop.value, 5);
     // computed in one place: the source's driver started on the runner only
-    const starts = async (i: Instance) => {
+    const starts = async (i: Member) => {
       const text = (await i.admin.get<string>('/metrics')).text;
       return /dds_data_source_starts_total\{[^}]*source="m-src"[^}]*\} (\d+)/.exec(text)?.[1];
     };

@@ -6,9 +6,9 @@ import type { DriverContext, ProducedValue, SourceDriver } from '../src/runtime/
 import { createModbusDriver } from '../src/runtime/modbus.js';
 import { encodeWrite, modbusLocator, planReads, rawFromWords, valueFromWords, type ModbusLocator } from '../src/runtime/modbus-codec.js';
 import type { DataPointRecord, DataType } from '../src/store/metadata/data-points.js';
-import { DEFAULT_POINT_SETTINGS, NO_WARNING } from '../src/services/data-points.js';
 import type { DataSourceRecord } from '../src/store/metadata/data-sources.js';
 import { Device } from './helpers/modbus-device.js';
+import { pointRecord, sourceRecord } from './helpers/records.js';
 import { freePort, waitFor } from './helpers/wait.js';
 
 /** What the runtime would do with a driver's output, recorded. */
@@ -80,49 +80,29 @@ class RecordingContext implements DriverContext {
 
 let nextId = 1;
 function point(xid: string, locator: Record<string, unknown>, dataType: DataType = 'NUMERIC', settable = false): DataPointRecord {
-  const id = nextId++;
-  return {
-    id,
+  return pointRecord({
+    id: nextId++,
     xid,
     name: xid,
-    enabled: true,
     deviceName: 'device',
-    dataSourceId: 1,
     dataSourceXid: 'DS_MODBUS',
     dataSourceName: 'device',
     dataSourceType: 'MODBUS_IP',
     dataType,
     settable,
     pointLocator: { registerType: 'HOLDING', dataEncoding: 'UINT16', wordOrder: 'BIG', multiplier: 1, additive: 0, ...locator },
-    unit: '',
-    tags: {},
-    rollup: 'NONE',
-    readPermission: [],
-    editPermission: [],
-    setPermission: [],
-    ...DEFAULT_POINT_SETTINGS,
-    ...NO_WARNING,
-  };
+  });
 }
 
 function source(port: number, settings: Record<string, unknown> = {}): DataSourceRecord {
-  return {
-    id: 1,
+  return sourceRecord({
     xid: 'DS_MODBUS',
     name: 'device',
-    enabled: true,
     modelType: 'MODBUS_IP',
     updatePeriods: 50,
     updatePeriodType: 'MILLISECONDS',
-    readPermission: [],
-    editPermission: [],
     settings: { host: '127.0.0.1', port, unitId: 1, timeoutMs: 1000, retries: 2, ...settings },
-    state: 'RUNNING',
-    lastError: null,
-    lastErrorTimestamp: null,
-    lastErrorCleared: false,
-    runningOn: null,
-  };
+  });
 }
 
 function wordsOf(write: (b: Buffer) => void): number[] {

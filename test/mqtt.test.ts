@@ -12,8 +12,8 @@ import { connectAsync, type MqttClient } from 'mqtt';
 import type { DriverContext, ProducedValue, SourceDriver } from '../src/runtime/driver.js';
 import { createMqttDriver, Inbox } from '../src/runtime/mqtt.js';
 import type { DataPointRecord, DataType } from '../src/store/metadata/data-points.js';
-import { DEFAULT_POINT_SETTINGS, NO_WARNING } from '../src/services/data-points.js';
 import type { DataSourceRecord } from '../src/store/metadata/data-sources.js';
+import { pointRecord, sourceRecord } from './helpers/records.js';
 import { freePort, waitFor } from './helpers/wait.js';
 
 const SHARED_BROKER = 'mqtt://127.0.0.1:1883';
@@ -93,19 +93,15 @@ let nextId = 1;
 
 function source(settings: Record<string, unknown>): DataSourceRecord {
   const id = nextId++;
-  return {
-    id, xid: `DS_mqtt_${id}`, name: `mqtt ${id}`, enabled: true, modelType: 'MQTT_CLIENT', updatePeriods: 1, updatePeriodType: 'SECONDS',
-    readPermission: [], editPermission: [], settings: { clientId: '', username: '', password: '', qos: 0, ...settings }, state: 'RUNNING', lastError: null, lastErrorTimestamp: null, lastErrorCleared: false, runningOn: null,
-  };
+  return sourceRecord({ id, xid: `DS_mqtt_${id}`, name: `mqtt ${id}`, modelType: 'MQTT_CLIENT', settings: { clientId: '', username: '', password: '', qos: 0, ...settings } });
 }
 
 function point(dataType: DataType, topic: string, jsonPath?: string): DataPointRecord {
   const id = nextId++;
-  return {
-    id, xid: `DP_mqtt_${id}`, name: `point ${id}`, enabled: true, deviceName: 'mqtt', dataSourceId: 0, dataSourceXid: 'DS', dataSourceName: 'mqtt',
+  return pointRecord({
+    id, xid: `DP_mqtt_${id}`, name: `point ${id}`, deviceName: 'mqtt', dataSourceId: 0, dataSourceName: 'mqtt',
     dataSourceType: 'MQTT_CLIENT', dataType, settable: true, pointLocator: jsonPath === undefined ? { topic } : { topic, jsonPath },
-    unit: '', tags: {}, rollup: 'NONE', readPermission: [], editPermission: [], setPermission: [], ...DEFAULT_POINT_SETTINGS, ...NO_WARNING,
-  };
+  });
 }
 
 

@@ -3,47 +3,11 @@
 // It prints one line of JSON: the values polled, the device's counts, and the longest stall of the
 // event loop seen by a 20 ms timer. Run in a child so that a blocked event loop makes the test fail
 // by the parent's time-out instead of freezing mocha (whose own time-outs are timers too).
-import { createSocket } from 'node:dgram';
 import { exampleDevice, OBJECT } from '../../scripts/bacnet-device.js';
 import { bacnetDriverFactory } from '../../src/runtime/bacnet.js';
-import type { DriverContext, ProducedValue } from '../../src/runtime/driver.js';
-import { DEFAULT_POINT_SETTINGS, NO_WARNING } from '../../src/services/data-points.js';
-import type { DataPointRecord } from '../../src/store/metadata/data-points.js';
-import type { DataSourceRecord } from '../../src/store/metadata/data-sources.js';
-import { eventually } from './wait.js';
-
-async function freeUdpPort(): Promise<number> {
-  const socket = createSocket('udp4');
-  await new Promise<void>((resolve) => socket.bind(0, '0.0.0.0', resolve));
-  const { port } = socket.address();
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
-
-function point(id: number, objectType: string): DataPointRecord {
-  return {
-    id,
-    xid: `p${id}`,
-    name: `p${id}`,
-    enabled: true,
-    deviceName: 'd',
-    dataSourceId: 1,
-    dataSourceXid: 'DS',
-    dataSourceName: 'd',
-    dataSourceType: 'BACNET_IP',
-    dataType: 'NUMERIC',
-    settable: false,
-    pointLocator: { property: 'PRESENT_VALUE', writePriority: 16, objectType, objectInstance: 1 },
-    unit: '',
-    tags: {},
-    rollup: 'NONE',
-    readPermission: [],
-    editPermission: [],
-    setPermission: [],
-    ...DEFAULT_POINT_SETTINGS,
-    ...NO_WARNING,
-  };
-}
+import { pointRecord, sourceRecord } from './records.js';
+import { recordingContext } from './recording-context.js';
+import { eventually, freeUdpPort } from './wait.js';
 
 let last = Date.now();
 let maxLagMs = 0;
@@ -57,43 +21,17 @@ const device = exampleDevice(await freeUdpPort(), 78);
 device.refuseCov = true;
 await device.start();
 const periodMs = 100;
+const point = (id: number, objectType: string) =>
+  pointRecord({ id, xid: `p${id}`, name: `p${id}`, deviceName: 'd', dataSourceName: 'd', dataSourceType: 'BACNET_IP', pointLocator: { property: 'PRESENT_VALUE', writePriority: 16, objectType, objectInstance: 1 } });
 const points = [point(1, 'ANALOG_VALUE'), point(2, 'ANALOG_INPUT')];
-const source: DataSourceRecord = {
-  id: 1,
-  xid: 'DS',
+const source = sourceRecord({
   name: 'd',
-  enabled: true,
   modelType: 'BACNET_IP',
   updatePeriods: periodMs,
   updatePeriodType: 'MILLISECONDS',
-  readPermission: [],
-  editPermission: [],
   settings: { localPort: await freeUdpPort(), deviceInstance: device.deviceInstance, address: `127.0.0.1:${device.port}`, timeoutMs: 500, covSubscribe: true },
-  state: 'RUNNING',
-  lastError: null,
-  lastErrorTimestamp: null,
-  lastErrorCleared: false,
-  runningOn: null,
-};
-const values: ProducedValue[] = [];
-const faults: string[] = [];
-const controller = new AbortController();
-const ctx: DriverContext = {
-  source,
-  points,
-  unread: points,
-  periodMs,
-  signal: controller.signal,
-  accept: (batch) => {
-    values.push(...batch);
-    return Promise.resolve();
-  },
-  fault: (message) => void faults.push(message),
-  recovered: () => undefined,
-  warn: () => undefined,
-  unreliable: () => undefined,
-  lastValue: () => Promise.resolve(undefined),
-};
+});
+const { ctx, values, faults, abort } = recordingContext(source, points, periodMs);
 // A 2 s lifetime: the refused subscriptions are tried again every second, between the polls.
 const driver = bacnetDriverFactory({ covLifetimeS: 2 })(ctx);
 await driver.start();
@@ -109,7 +47,7 @@ try {
   error = String(err);
 }
 await driver.stop();
-controller.abort();
+abort();
 device.stop();
 clearInterval(lag);
 process.stdout.write(`${JSON.stringify({ error, values: values.length, counts: device.counts, subscriptions: device.subscriptions.length, faults, maxLagMs })}\n`);

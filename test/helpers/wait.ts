@@ -1,5 +1,6 @@
 // Waiting in tests on a busy 2-core machine: poll for a condition with a generous deadline rather
-// than sleep a fixed time; and a free local port for servers a test starts.
+// than sleep a fixed time; and a free local port (TCP or UDP) for servers a test starts.
+import { createSocket } from 'node:dgram';
 import { createServer } from 'node:net';
 
 /** Polls `probe` until it returns something other than undefined, and returns that. */
@@ -30,6 +31,15 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   if (address === null || typeof address === 'string') throw new Error('no port');
   return address.port;
+}
+
+/** A UDP port nothing is bound to right now (the OS picks it). */
+export async function freeUdpPort(): Promise<number> {
+  const socket = createSocket('udp4');
+  await new Promise<void>((resolve) => socket.bind(0, '0.0.0.0', resolve));
+  const { port } = socket.address();
+  await new Promise<void>((resolve) => socket.close(() => resolve()));
+  return port;
 }
 
 /**
