@@ -316,6 +316,33 @@ print('ok')
         assert.equal(await pointExists('LP_mixed_v'), false);
       });
 
+      it("follows point changes between writes (a source's points are kept across writes until one changes)", async () => {
+        const t = T0 + 8 * 3_600_000;
+        await createSource('lp-cache', { createPoints: false });
+        await createPoint('cache-a', 'lp-cache', { measurement: 'm', field: 'a' });
+        assert.equal((await write('/write?db=lp-cache&precision=ms', `m a=1 ${t}`)).status, 204);
+        influxError(await write('/write?db=lp-cache&precision=ms', `m b=1 ${t}`), 422, 'unprocessable entity');
+        // Created: the next write finds it.
+        await createPoint('cache-b', 'lp-cache', { measurement: 'm', field: 'b' });
+        assert.equal((await write('/write?db=lp-cache&precision=ms', `m b=2 ${t + 1}`)).status, 204);
+        assert.deepEqual(await raw('cache-b', t, t + 10), [{ timestamp: t + 1, value: 2 }]);
+        // Its locator edited: the old field no longer reaches it, the new one does.
+        const b = (await admin.get<Record<string, unknown>>(`${DP}/cache-b`)).body;
+        const edited = await admin.put(`${DP}/cache-b`, { ...b, pointLocator: { ...(b.pointLocator as object), field: 'c' } });
+        assert.equal(edited.status, 200, edited.text);
+        influxError(await write('/write?db=lp-cache&precision=ms', `m b=3 ${t + 2}`), 422, 'unprocessable entity');
+        assert.equal((await write('/write?db=lp-cache&precision=ms', `m c=4 ${t + 3}`)).status, 204);
+        // Its set permission taken from operators: their next write is refused.
+        assert.equal((await write('/write?db=lp-cache&precision=ms', `m c=5 ${t + 4}`, {}, operator)).status, 204);
+        const c = (await admin.get<Record<string, unknown>>(`${DP}/cache-b`)).body;
+        assert.equal((await admin.put(`${DP}/cache-b`, { ...c, setPermission: [] })).status, 200);
+        influxError(await write('/write?db=lp-cache&precision=ms', `m c=6 ${t + 5}`, {}, operator), 403, 'forbidden');
+        // Deleted: unknown again.
+        assert.equal((await admin.delete(`${DP}/cache-b`)).status, 200);
+        influxError(await write('/write?db=lp-cache&precision=ms', `m c=7 ${t + 6}`), 422, 'unprocessable entity');
+        assert.deepEqual((await raw('cache-a', t, t + 10)).map((v) => v.value), [1]);
+      });
+
       it('refuses an unknown, missing or disabled source, and credentials in the query', async () => {
         influxError(await write('/write?db=nope', 'm f=1'), 404, 'not found');
         influxError(await write('/write?db=fixed-temp-north', 'm f=1'), 404, 'not found');

@@ -91,6 +91,16 @@ class PointIndex {
   }
 }
 
+/** A source's PointIndex, as its points were while PointValueService.pointsVersion had this value. */
+interface CachedIndex {
+  version: number;
+  at: number;
+  index: PointIndex;
+}
+
+/** Sources whose PointIndex is kept: line-protocol sources are few; more only cost a reload. */
+const INDEXES_MAX = 64;
+
 /** Each (series, field) pair of a body, at series × fieldKeys.length + field → the points it writes. */
 type Pairs = (DataPointRecord[] | undefined)[];
 
@@ -104,6 +114,16 @@ interface Unknown {
 export class LineProtocolService {
   /** Points of a source are made one request at a time, so two writes of a new series make it once. */
   private readonly creating = new KeyedFifoLock<number>();
+  /**
+   * Each source's points by measurement and field, kept across writes: reading them for every body (a
+   * metadata query and a record per point, on this thread with PGlite) was most of the metadata work
+   * of a write (`npm run bench -- line-protocol`: PGlite 19 % of the service thread's time without,
+   * 3 % with). Kept only while no point changed anywhere: a point saved,
+   * created or deleted here (its listeners run before the API answers) or told by another instance
+   * bumps the point-value facade's pointsVersion, as it evicts that facade's own point cache, and with
+   * other instances an entry also expires as that cache's entries do.
+   */
+  private readonly indexes = new Map<number, CachedIndex>();
 
   constructor(
     private readonly sources: DataSourceService,
@@ -157,7 +177,7 @@ export class LineProtocolService {
    * naming the line), before any point is made.
    */
   private async resolve(ds: DataSourceRecord, c: LineProtocolColumns, slice: TimeSlice) {
-    const index = new PointIndex(await this.points.forSource(ds.id));
+    const index = await this.pointIndex(ds.id);
     const fieldCount = c.fieldKeys.length;
     // Indexed by series × fields + field: an array, as a Map lookup per row costs more than the rest of the row.
     const pairs: Pairs = [];
@@ -192,6 +212,23 @@ export class LineProtocolService {
       }
     }
     return { pairs, matched, unknown };
+  }
+
+  /** The source's points by measurement and field: cached while no point has changed (see `indexes`). */
+  private async pointIndex(sourceId: number): Promise<PointIndex> {
+    const version = this.values.pointsVersion;
+    const ttl = this.values.pointCacheTtlMs;
+    const cached = this.indexes.get(sourceId);
+    const now = Date.now();
+    if (cached && cached.version === version && (ttl === 0 || now - cached.at < ttl)) return cached.index;
+    const index = new PointIndex(await this.points.forSource(sourceId));
+    // Read across a change: this write uses it (as it would have without a cache); the next one reads again.
+    if (this.values.pointsVersion === version) {
+      this.indexes.delete(sourceId);
+      if (this.indexes.size >= INDEXES_MAX) this.indexes.delete(this.indexes.keys().next().value!);
+      this.indexes.set(sourceId, { version, at: now, index });
+    }
+    return index;
   }
 
   /** Makes the point a series' field writes: its locator names the line's tags; set permission for the source's editors. */

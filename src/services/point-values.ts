@@ -84,6 +84,8 @@ export class PointValueService {
   /** Bumped whenever cached points are forgotten: a warm-up page read across it is read again. */
   private pointChanges = 0;
   private readonly pointCacheMax: number;
+  /** How long a cached point may be answered without a look at the store (0: until forgotten). */
+  readonly pointCacheTtlMs: number;
 
   constructor(
     private readonly store: PointValueStore,
@@ -92,9 +94,10 @@ export class PointValueService {
     options: { writeBufferValues: number; latestCachePoints: number; zone?: string; alone?: boolean },
   ) {
     this.pointCacheMax = 100_000;
+    this.pointCacheTtlMs = options.alone ? 0 : POINT_CACHE_TTL_MS;
     this.pointsByXid = new RefreshingCache((xid) => this.points.findByXid(xid), {
       max: this.pointCacheMax,
-      refreshAfterMs: options.alone ? 0 : POINT_CACHE_TTL_MS,
+      refreshAfterMs: this.pointCacheTtlMs,
       loadMany: (xids) => this.points.findManyByXid(xids),
     });
     this.newest = new NewestValues(store, options.latestCachePoints);
@@ -159,6 +162,14 @@ export class PointValueService {
   async lastValue(point: DataPointRecord): Promise<number | boolean | string | undefined> {
     const [newest] = await this.latest(point, 1);
     return (newest && apiValue(point.dataType, newest)) ?? undefined;
+  }
+
+  /**
+   * Changes whenever cached points are forgotten (a point changed here or elsewhere, a resync): a cache
+   * of points made while it had one value holds as long as it keeps it (and pointCacheTtlMs allows).
+   */
+  get pointsVersion(): number {
+    return this.pointChanges;
   }
 
   /** A point changed or disappeared: forget what was cached about it. */
