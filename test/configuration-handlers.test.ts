@@ -5,14 +5,13 @@ import assert from 'node:assert/strict';
 import { assertValidation } from './helpers/assertions.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { loggedIn, type ApiClient } from './helpers/client.js';
+import { created, exported, imported, type Doc, type Item } from './helpers/configuration.js';
 import { announceEngines, metadataEngines } from './helpers/engines.js';
 
 const API = '/rest/latest';
 const CFG = `${API}/configuration`;
 const EH = `${API}/event-handlers`;
 
-type Item = Record<string, unknown>;
-type Doc = Record<string, Item[]>;
 
 announceEngines();
 for (const engine of metadataEngines()) {
@@ -22,23 +21,6 @@ for (const engine of metadataEngines()) {
     let b: TestApp;
     let adminA: ApiClient;
     let adminB: ApiClient;
-
-    async function created(client: ApiClient, path: string, body: Item): Promise<void> {
-      const res = await client.post(path, body);
-      assert.equal(res.status, 201, res.text);
-    }
-
-    async function exported(client: ApiClient, query = ''): Promise<Doc> {
-      const res = await client.get<Doc>(`${CFG}/export${query}`);
-      assert.equal(res.status, 200, res.text);
-      return res.body;
-    }
-
-    async function imported(client: ApiClient, doc: unknown): Promise<{ created: number; updated: number }> {
-      const res = await client.post<{ created: number; updated: number }>(`${CFG}/import`, doc);
-      assert.equal(res.status, 200, res.text);
-      return res.body;
-    }
 
     /** The handlers as the API lists them, without ids. */
     async function handlers(client: ApiClient): Promise<Item[]> {

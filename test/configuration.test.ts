@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { assertError, assertValidation } from './helpers/assertions.js';
 import { startTestApp, type TestApp } from './helpers/app.js';
 import { createUser, loggedIn, type ApiClient } from './helpers/client.js';
+import { created, exported, imported, type Doc, type Item } from './helpers/configuration.js';
 import { announceEngines, metadataEngines } from './helpers/engines.js';
 import { eventually } from './helpers/wait.js';
 
@@ -12,8 +13,6 @@ const DS = '/rest/latest/data-sources';
 const DP = '/rest/latest/data-points';
 const PV = '/rest/latest/point-values';
 
-type Item = Record<string, unknown>;
-type Doc = Record<string, Item[]>;
 
 announceEngines();
 for (const engine of metadataEngines()) {
@@ -23,23 +22,6 @@ for (const engine of metadataEngines()) {
     let b: TestApp;
     let adminA: ApiClient;
     let adminB: ApiClient;
-
-    async function created(client: ApiClient, path: string, body: Item): Promise<void> {
-      const res = await client.post(path, body);
-      assert.equal(res.status, 201, res.text);
-    }
-
-    async function exported(client: ApiClient, query = ''): Promise<Doc> {
-      const res = await client.get<Doc>(`${CFG}/export${query}`);
-      assert.equal(res.status, 200, res.text);
-      return res.body;
-    }
-
-    async function imported(client: ApiClient, doc: unknown): Promise<{ created: number; updated: number }> {
-      const res = await client.post<{ created: number; updated: number }>(`${CFG}/import`, doc);
-      assert.equal(res.status, 200, res.text);
-      return res.body;
-    }
 
     /** The document with a password for each user the fresh instance does not have. */
     const withPasswords = (doc: Doc): Doc => ({ ...doc, users: doc.users!.map((u) => (u.username === 'admin' ? u : { ...u, password: 'imported-password-1' })) });
