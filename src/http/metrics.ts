@@ -43,6 +43,45 @@ export interface MetricsSources {
   };
 }
 
+/** A counter of a running total kept elsewhere, caught up at each scrape. */
+function totalCounter(registers: Registry[], name: string, help: string, total: () => number): void {
+  let counted = 0;
+  new Counter({
+    name,
+    help,
+    registers,
+    collect() {
+      const now = total();
+      this.inc(now - counted);
+      counted = now;
+    },
+  });
+}
+
+/** The same, a running total per label set. */
+function labelledTotalCounter<L extends string>(
+  registers: Registry[],
+  name: string,
+  help: string,
+  labelNames: readonly L[],
+  totals: () => [Record<L, string>, number][],
+): void {
+  const counted = new Map<string, number>();
+  new Counter<L>({
+    name,
+    help,
+    labelNames,
+    registers,
+    collect() {
+      for (const [labels, now] of totals()) {
+        const key = labelNames.map((l) => labels[l]).join('\u0000');
+        this.inc(labels, now - (counted.get(key) ?? 0));
+        counted.set(key, now);
+      }
+    },
+  });
+}
+
 export class ServiceMetrics {
   readonly registry = new Registry();
   private readonly requests: Counter<HttpLabels>;
@@ -61,52 +100,22 @@ export class ServiceMetrics {
       registers,
     });
     // The value store's append hook counts (compose.ts); the counter catches up at scrape time.
-    let counted = 0;
-    new Counter({
-      name: 'dds_point_values_written_total',
-      help: 'Point values written durably to the value store',
+    totalCounter(registers, 'dds_point_values_written_total', 'Point values written durably to the value store', () => s.writes.values);
+    labelledTotalCounter(
       registers,
-      collect() {
-        this.inc(s.writes.values - counted);
-        counted = s.writes.values;
-      },
-    });
-    const warned = new Map<string, number>();
-    new Counter({
-      name: 'dds_data_point_warnings_total',
-      help: 'Values a data source could not read for a point (e.g. an unparsable MQTT payload), by source xid, since start',
-      labelNames: ['source'],
+      'dds_data_point_warnings_total',
+      'Values a data source could not read for a point (e.g. an unparsable MQTT payload), by source xid, since start',
+      ['source'],
+      () => [...s.runtime.warnings.counts].map(([source, n]) => [{ source }, n]),
+    );
+    labelledTotalCounter(
       registers,
-      collect() {
-        for (const [source, n] of s.runtime.warnings.counts) {
-          this.inc({ source }, n - (warned.get(source) ?? 0));
-          warned.set(source, n);
-        }
-      },
-    });
-    const started = new Map<string, number>();
-    new Counter({
-      name: 'dds_data_source_starts_total',
-      help: 'Data source driver starts on this instance (at start-up, on a save of the source or of its points, on a take-over), by source xid, since start',
-      labelNames: ['source'],
-      registers,
-      collect() {
-        for (const [source, n] of s.runtime.starts) {
-          this.inc({ source }, n - (started.get(source) ?? 0));
-          started.set(source, n);
-        }
-      },
-    });
-    let purged = 0;
-    new Counter({
-      name: 'dds_point_values_purged_total',
-      help: 'Point values deleted by retention purges and POST /point-values/purge since start',
-      registers,
-      collect() {
-        this.inc(s.retention.purgedValues - purged);
-        purged = s.retention.purgedValues;
-      },
-    });
+      'dds_data_source_starts_total',
+      'Data source driver starts on this instance (at start-up, on a save of the source or of its points, on a take-over), by source xid, since start',
+      ['source'],
+      () => [...s.runtime.starts].map(([source, n]) => [{ source }, n]),
+    );
+    totalCounter(registers, 'dds_point_values_purged_total', 'Point values deleted by retention purges and POST /point-values/purge since start', () => s.retention.purgedValues);
     new Gauge({
       name: 'dds_history_last_purge_timestamp_seconds',
       help: 'When the last retention purge ended (unix seconds; 0: none known yet)',
@@ -115,30 +124,19 @@ export class ServiceMetrics {
         this.set((s.retention.lastPurge ?? 0) / 1000);
       },
     });
-    const delivered = new Map<string, number>();
-    new Counter({
-      name: 'dds_event_handler_deliveries_total',
-      help: 'Event handler deliveries recorded by this instance since start, by handler type and outcome (SENT, FAILED: to be retried or refused for good, GAVE_UP: after 24 h of retries or refused at raise by a full queue)',
-      labelNames: ['handler_type', 'outcome'],
+    labelledTotalCounter(
       registers,
-      collect() {
-        for (const { handlerType, outcome, count } of s.deliveryCounts.entries()) {
-          const key = `${handlerType} ${outcome}`;
-          this.inc({ handler_type: handlerType, outcome }, count - (delivered.get(key) ?? 0));
-          delivered.set(key, count);
-        }
-      },
-    });
-    let purgedDeliveries = 0;
-    new Counter({
-      name: 'dds_event_handler_deliveries_purged_total',
-      help: 'Event handler deliveries deleted by this instance\'s retention runs (EVENT_HANDLER_DELIVERY_RETENTION) since start',
+      'dds_event_handler_deliveries_total',
+      'Event handler deliveries recorded by this instance since start, by handler type and outcome (SENT, FAILED: to be retried or refused for good, GAVE_UP: after 24 h of retries or refused at raise by a full queue)',
+      ['handler_type', 'outcome'],
+      () => [...s.deliveryCounts.entries()].map(({ handlerType, outcome, count }) => [{ handler_type: handlerType, outcome }, count]),
+    );
+    totalCounter(
       registers,
-      collect() {
-        this.inc(s.retention.purgedDeliveries - purgedDeliveries);
-        purgedDeliveries = s.retention.purgedDeliveries;
-      },
-    });
+      'dds_event_handler_deliveries_purged_total',
+      'Event handler deliveries deleted by this instance\'s retention runs (EVENT_HANDLER_DELIVERY_RETENTION) since start',
+      () => s.retention.purgedDeliveries,
+    );
     new Gauge({
       name: 'dds_event_handler_jobs_pending',
       help: 'Event handler jobs waiting in the cluster (due, under way or waiting for a retry), by handler type',
@@ -153,16 +151,12 @@ export class ServiceMetrics {
       },
     });
     // Each costs ~1.3–2.7 ms of CPU: a client refused by a rate limit must not make it grow.
-    let verified = 0;
-    new Counter({
-      name: 'dds_token_signature_verifications_total',
-      help: 'JWT signature verifications (tokens not answered from the verified-token cache nor refused before)',
+    totalCounter(
       registers,
-      collect() {
-        this.inc(s.tokens.signatureVerifications - verified);
-        verified = s.tokens.signatureVerifications;
-      },
-    });
+      'dds_token_signature_verifications_total',
+      'JWT signature verifications (tokens not answered from the verified-token cache nor refused before)',
+      () => s.tokens.signatureVerifications,
+    );
     new Gauge({
       name: 'dds_write_buffer_values',
       help: 'Point values waiting in the write buffer',
