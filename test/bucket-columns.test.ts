@@ -13,21 +13,10 @@ import { PeriodWalker } from '../src/values/read/period-walker.js';
 import { RollupResult } from '../src/values/read/rollup-result.js';
 import { seriesBatch } from './helpers/duckdb-temp.js';
 import { MemoryValueStore } from './helpers/memory-store.js';
+import { prng } from './helpers/prng.js';
 
 const H = BUCKET_MS;
 const MIN = 60_000;
-
-/** A deterministic PRNG (mulberry32), so a failure can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function row(start: number, random: () => number): BucketAggregate {
   const firstTs = random() < 0.3 ? start : start + Math.floor(random() * 30) * MIN;

@@ -16,6 +16,7 @@ import './helpers/value-engines.questdb.js';
 import './helpers/value-engines.postgres.js';
 import { referenceBucket } from './helpers/reference-rollup.js';
 import { announceValueEngines, valueEngines } from './helpers/value-engines.js';
+import { prng } from './helpers/prng.js';
 
 const H = BUCKET_MS;
 const MIN = 60_000;
@@ -175,18 +176,6 @@ async function assertSeriesMatches(store: PointValueStore, model: Model, s: numb
   }
   for (const t of probes) assert.deepEqual(await store.valueAt(s, t), model.valueAt(s, t), `${label} valueAt(${s}, ${t})`);
   assertBucketsEqual(await store.buckets(s, ALL_FROM, ALL_TO), model.buckets(s, ALL_FROM, ALL_TO), `${label} series ${s}`);
-}
-
-/** A deterministic PRNG (mulberry32), so a failing sequence can be replayed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** n numeric rows of series s from ts, `step` apart, values v0, v0 + 1, ... */
